@@ -1,0 +1,1 @@
+"""The Dagster code location of reuse-data: ingest, dbt models, checks, publish, schedules."""

@@ -1,0 +1,1 @@
+"""Assets of the code location, one concern per module."""

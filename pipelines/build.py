@@ -1,0 +1,164 @@
+"""Running the whole pipeline in-process, as `reuse-data build` does, with live progress.
+
+The run is a real Dagster run in the instance under ``REUSE_DATA_HOME`` (so it shows in the
+Dagster UI's run history). While it executes in a worker thread, this module follows the
+run's event log and reports each asset materialised, each failing check and each failed
+step as it happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reuse_data.settings import Settings
+
+POLL_SECONDS = 0.3
+# Dagster's console logger only for warnings: progress comes from the event log instead.
+QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
+DAGSTER_YAML = """\
+# Written by reuse-data: local instance under REUSE_DATA_HOME.
+telemetry:
+  enabled: false
+"""
+
+
+@dataclass
+class BuildOutcome:
+    """What a build did: whether it succeeded, what it published and what failed."""
+
+    success: bool
+    run_id: str
+    seconds: float
+    materialized: list[str] = field(default_factory=list)
+    failed_checks: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+    published_version: str | None = None
+
+
+def prepare_environment(settings: Settings) -> None:
+    """Directories, Dagster home and the variables dbt and Dagster read, before any import."""
+    settings.ensure_dirs()
+    dagster_yaml = settings.dagster_home / "dagster.yaml"
+    if not dagster_yaml.exists():
+        dagster_yaml.write_text(DAGSTER_YAML, encoding="utf-8")
+    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
+    os.environ["REUSE_DATA_HOME"] = str(settings.home)
+    os.environ["REUSE_DATA_INPUTS"] = str(settings.inputs)
+    os.environ["REUSE_DATA_BASE_URL"] = settings.base_url
+    os.environ["REUSE_DATA_WAREHOUSE"] = str(settings.warehouse_path)
+
+
+def _classify(event) -> tuple[str, str] | None:
+    """(kind, subject) of a run event worth reporting, or None."""
+    from dagster import DagsterEventType
+
+    dagster_event = event.dagster_event
+    if dagster_event is None:
+        return None
+    kind = dagster_event.event_type
+    if kind == DagsterEventType.STEP_START:
+        return "step", dagster_event.step_key
+    if kind == DagsterEventType.ASSET_MATERIALIZATION:
+        return "materialized", dagster_event.asset_key.to_user_string()
+    if kind == DagsterEventType.ASSET_CHECK_EVALUATION:
+        evaluation = dagster_event.event_specific_data
+        if not evaluation.passed:
+            return "failed_check", f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}"
+        return None
+    if kind == DagsterEventType.STEP_FAILURE:
+        error = dagster_event.event_specific_data.error
+        detail = error.message.strip() if error else "no error message"
+        return "error", f"step {dagster_event.step_key} failed: {detail}"
+    return None
+
+
+PROGRESS_FORMATS = {
+    "step": "▸ {}",
+    "materialized": "✓ {}",
+    "failed_check": "✗ check failed: {}",
+    "error": "✗ {}",
+}
+
+
+def run_build(settings: Settings, report: Callable[[str], None] = print) -> BuildOutcome:
+    """Materialise every asset and publish; nothing is published unless every step passes."""
+    prepare_environment(settings)
+    from dagster import DagsterInstance
+
+    from pipelines.project import dbt_project
+
+    report(f"preparing dbt project {dbt_project.project_dir} (dbt parse)")
+    dbt_project.preparer.prepare(dbt_project)
+
+    from pipelines.definitions import defs
+
+    job = defs.resolve_job_def("build_and_publish")
+    instance = DagsterInstance.get()
+    run_id = str(uuid.uuid4())
+    started = time.monotonic()
+    result_holder: dict[str, object] = {}
+
+    def execute() -> None:
+        try:
+            result_holder["result"] = job.execute_in_process(
+                run_config=QUIET_RUN_CONFIG, instance=instance, run_id=run_id, raise_on_error=False
+            )
+        except BaseException as error:  # reported below; the thread must not die silently
+            result_holder["error"] = error
+
+    log_path = settings.home / "logs" / f"build-{run_id}.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    report(f"run {run_id}: dbt's own log goes to {log_path}")
+    with log_path.open("w", encoding="utf-8") as log, contextlib.redirect_stdout(log):
+        outcome = _follow(instance, run_id, execute, report)
+    outcome.seconds = time.monotonic() - started
+    if "error" in result_holder:
+        outcome.errors.append(f"{type(result_holder['error']).__name__}: {result_holder['error']}")
+        return outcome
+    result = result_holder["result"]
+    outcome.success = bool(result.success)
+    if outcome.success:
+        from warehouse.snapshots import current_version
+
+        outcome.published_version = current_version(Path(settings.snapshots_dir))
+    return outcome
+
+
+def _follow(instance, run_id: str, execute: Callable[[], None], report: Callable[[str], None]) -> BuildOutcome:
+    """Run ``execute`` in a worker thread and report the run's events until it ends."""
+    started = time.monotonic()
+    worker = threading.Thread(target=execute, name="reuse-data-build", daemon=True)
+    worker.start()
+    outcome = BuildOutcome(success=False, run_id=run_id, seconds=0.0)
+    cursor = None
+    while True:
+        finished = not worker.is_alive()
+        if instance.get_run_by_id(run_id) is not None:
+            while True:
+                records = instance.get_records_for_run(run_id, cursor=cursor, limit=500)
+                for record in records.records:
+                    classified = _classify(record.event_log_entry)
+                    if classified is None:
+                        continue
+                    kind, subject = classified
+                    {
+                        "materialized": outcome.materialized,
+                        "failed_check": outcome.failed_checks,
+                        "error": outcome.errors,
+                    }.get(kind, []).append(subject)
+                    report(f"[{time.monotonic() - started:6.1f}s] " + PROGRESS_FORMATS[kind].format(subject))
+                cursor = records.cursor
+                if not records.has_more:
+                    break
+        if finished:
+            break
+        time.sleep(POLL_SECONDS)
+    worker.join()
+    return outcome

@@ -1,0 +1,18 @@
+"""The code location: every asset, check, job and schedule of reuse-data."""
+
+from dagster import Definitions, in_process_executor
+
+from pipelines.assets.dbt import dbt_models
+from pipelines.assets.ingest import ingest_assets
+from pipelines.assets.publish import published_snapshot
+from pipelines.resources import build_resources
+from pipelines.schedules import build_and_publish, daily_build
+
+defs = Definitions(
+    assets=[*ingest_assets, dbt_models, published_snapshot],
+    jobs=[build_and_publish],
+    schedules=[daily_build],
+    resources=build_resources(),
+    # One DuckDB file takes one writer at a time: run steps one after another.
+    executor=in_process_executor,
+)

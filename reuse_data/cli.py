@@ -1,0 +1,175 @@
+"""The `reuse-data` command line: build and publish, manage snapshots, generate demo data."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from reuse_data.settings import PROJECT_ROOT, load_settings
+
+EPILOG = """\
+environment:
+  REUSE_DATA_HOME      where all state lives (default: var/ in the project)
+  REUSE_DATA_INPUTS    the raw inputs a build reads (default: demo/)
+  REUSE_DATA_BASE_URL  the public address cited URLs are built on (default: http://127.0.0.1:8000)
+
+examples:
+  reuse-data build                         materialise the demo and publish a snapshot
+  reuse-data build --inputs /data/export   build from another publisher's export
+  reuse-data snapshots list                see published snapshots, newest first
+  reuse-data snapshots rollback 20261122T081502123Z
+  reuse-data demo generate --products 5000 --measurements 200000 --out /tmp/big
+"""
+
+
+def _print(line: str) -> None:
+    # sys.__stdout__: a build sends dbt's chatter on sys.stdout to its log file meanwhile.
+    print(line, file=sys.__stdout__, flush=True)
+
+
+def command_build(args: argparse.Namespace) -> int:
+    if args.inputs:
+        inputs = Path(args.inputs).expanduser().resolve()
+        if not (inputs / "editorial").is_dir():
+            _print(f"error: {inputs} has no editorial/ folder; point --inputs at a folder laid out like demo/")
+            return 2
+        os.environ["REUSE_DATA_INPUTS"] = str(inputs)
+    settings = load_settings()
+    from pipelines.build import run_build
+
+    _print(f"building from {settings.inputs} into {settings.home}")
+    outcome = run_build(settings, report=_print)
+    if outcome.success:
+        _print(
+            f"published snapshot {outcome.published_version}: {len(outcome.materialized)} assets materialised "
+            f"in {outcome.seconds:.1f} s (run {outcome.run_id})"
+        )
+        return 0
+    reasons = [*(f"check failed: {c}" for c in outcome.failed_checks), *outcome.errors] or [
+        "see the run in the Dagster UI"
+    ]
+    _print(f"build failed after {outcome.seconds:.1f} s; nothing was published (run {outcome.run_id})")
+    for reason in reasons[:1] if outcome.errors else reasons:
+        _print(f"  {reason.splitlines()[0]}")
+    _print("  fix the inputs named above and run `reuse-data build` again; the published snapshot is unchanged")
+    return 1
+
+
+def command_snapshots_list(args: argparse.Namespace) -> int:
+    from warehouse.snapshots import list_snapshots
+
+    store = load_settings().snapshots_dir
+    snapshots = list_snapshots(store)
+    if not snapshots:
+        _print(f"no snapshots in {store} yet; run `reuse-data build` to publish one")
+        return 0
+    _print(f"{'':2}{'version':<22}{'published at (UTC)':<22}{'size':>9}{'products':>10}{'slots':>8}{'pages':>7}")
+    for info in snapshots:
+        marker = "* " if info.is_current else "  "
+        _print(
+            f"{marker}{info.version:<22}{info.published_at.strftime('%Y-%m-%d %H:%M:%S'):<22}"
+            f"{info.size_bytes / 1e6:>7.1f}MB{info.row_counts['products']:>10}"
+            f"{info.row_counts['bench_measurements']:>8}{info.row_counts['pages']:>7}"
+        )
+    _print("* = current (served)")
+    return 0
+
+
+def command_snapshots_rollback(args: argparse.Namespace) -> int:
+    from warehouse.snapshots import SnapshotError, rollback
+
+    try:
+        info = rollback(load_settings().snapshots_dir, args.version)
+    except SnapshotError as error:
+        _print(f"error: {error}")
+        return 2
+    _print(f"current snapshot is now {info.version} (published {info.published_at:%Y-%m-%d %H:%M:%S} UTC)")
+    return 0
+
+
+def command_demo_generate(args: argparse.Namespace) -> int:
+    from reuse_data.demo_publisher import generate
+
+    if args.products < 13 or args.measurements < 0:
+        _print("error: --products must be at least 13 (one per category) and --measurements not negative")
+        return 2
+    generate(
+        Path(args.out),
+        products=args.products,
+        measurements=args.measurements,
+        seed=args.seed,
+        editorial_source=Path(args.editorial_from),
+        report=_print,
+    )
+    return 0
+
+
+def command_serve(args: argparse.Namespace) -> int:
+    _print("`reuse-data serve` arrives with the public API (issue 3); nothing to serve yet.")
+    return 2
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="reuse-data",
+        description="The public data service of a reusable-product review publisher.",
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    build = commands.add_parser(
+        "build",
+        help="materialise every asset and publish a new snapshot",
+        description="Ingest the raw inputs, run the dbt models and tests, and publish a snapshot. "
+        "Prints progress per asset; exits 1 and publishes nothing when any step or check fails.",
+    )
+    build.add_argument(
+        "--inputs", metavar="DIR", help="folder of raw inputs laid out like demo/ (default: REUSE_DATA_INPUTS or demo/)"
+    )
+    build.set_defaults(handler=command_build)
+
+    serve = commands.add_parser("serve", help="serve the public API (arrives with the API)")
+    serve.add_argument("--host", default="127.0.0.1")
+    serve.add_argument("--port", type=int, default=8000)
+    serve.set_defaults(handler=command_serve)
+
+    snapshots = commands.add_parser("snapshots", help="list published snapshots or roll back to one")
+    snapshot_commands = snapshots.add_subparsers(dest="snapshot_command", required=True, metavar="ACTION")
+    listing = snapshot_commands.add_parser("list", help="published snapshots, newest first; * marks the current one")
+    listing.set_defaults(handler=command_snapshots_list)
+    back = snapshot_commands.add_parser("rollback", help="make an earlier snapshot current again")
+    back.add_argument("version", help="a version shown by `reuse-data snapshots list`")
+    back.set_defaults(handler=command_snapshots_rollback)
+
+    demo = commands.add_parser("demo", help="synthetic publishers for scale tests")
+    demo_commands = demo.add_subparsers(dest="demo_command", required=True, metavar="ACTION")
+    generate = demo_commands.add_parser(
+        "generate",
+        help="write a synthetic publisher of any size in the raw formats of demo/",
+        description="Write a product catalogue and bench sheets of the given size, plus the demo's editorial "
+        "export (minus items about products the catalogue lacks). The same arguments always give the same files.",
+    )
+    generate.add_argument("--products", type=int, required=True, metavar="N", help="number of products")
+    generate.add_argument("--measurements", type=int, required=True, metavar="M", help="about how many bench readings")
+    generate.add_argument("--out", required=True, metavar="DIR", help="folder to write (created if missing)")
+    generate.add_argument("--seed", type=int, default=2026, help="random seed (default 2026, the demo's)")
+    generate.add_argument(
+        "--editorial-from",
+        default=str(PROJECT_ROOT / "demo"),
+        metavar="DIR",
+        help="whose hand-written editorial export to copy (default: demo/)",
+    )
+    generate.set_defaults(handler=command_demo_generate)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return args.handler(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,57 @@
+"""The one settings object, read from the environment, with defaults that run the demo."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROJECT_ROOT = Path(__file__).resolve().parents[1]
+DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where state lives and what the service calls itself.
+
+    home: every data file (build warehouse, snapshots, Dagster home, inbox); ``REUSE_DATA_HOME``.
+    inputs: the raw inputs a build reads (bench sheets and editorial export); ``REUSE_DATA_INPUTS``.
+    base_url: the public address page URLs are built on; ``REUSE_DATA_BASE_URL``.
+    """
+
+    home: Path
+    inputs: Path
+    base_url: str
+
+    @property
+    def warehouse_path(self) -> Path:
+        return self.home / "warehouse" / "build.duckdb"
+
+    @property
+    def snapshots_dir(self) -> Path:
+        return self.home / "snapshots"
+
+    @property
+    def dagster_home(self) -> Path:
+        return self.home / "dagster"
+
+    @property
+    def dbt_target_dir(self) -> Path:
+        return self.home / "dbt" / "target"
+
+    @property
+    def inbox_dir(self) -> Path:
+        return self.home / "inbox"
+
+    def ensure_dirs(self) -> None:
+        for path in (self.warehouse_path.parent, self.snapshots_dir, self.dagster_home, self.inbox_dir):
+            path.mkdir(parents=True, exist_ok=True)
+
+
+def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> Settings:
+    """Read the settings from ``environ`` (the process environment by default)."""
+    env = os.environ if environ is None else environ
+    home = Path(env.get("REUSE_DATA_HOME") or PROJECT_ROOT / "var").expanduser().resolve()
+    inputs = Path(env.get("REUSE_DATA_INPUTS") or PROJECT_ROOT / "demo").expanduser().resolve()
+    base_url = (env.get("REUSE_DATA_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+    return Settings(home=home, inputs=inputs, base_url=base_url)

@@ -1,0 +1,1 @@
+"""The Starlette app of the public API (arrives with the API issue)."""

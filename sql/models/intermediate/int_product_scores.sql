@@ -1,0 +1,20 @@
+-- The overall rating: the weighted mean of the sub-scores of tested slots only.
+select
+    product_slug,
+    round(sum(sub_score * weight) filter (where status = 'measured')
+        / nullif(sum(weight) filter (where status = 'measured'), 0), 1) as overall_rating,
+    count(*) filter (where status = 'measured') as tested_slots,
+    count(*) as planned_slots,
+    list(
+        struct_pack(
+            protocol := protocol_slug,
+            status := status,
+            value := value,
+            sub_score := sub_score,
+            weight := weight
+        )
+        order by protocol_slug
+    ) as sub_scores,
+    max(last_tested_on) as last_tested_on
+from {{ ref('int_slot_results') }}
+group by product_slug

@@ -1,0 +1,73 @@
+-- Each planned slot with the mean of its accepted replicates and its 0-100 sub-score.
+-- A slot with no reading stays pending with a null value: never imputed.
+with readings as (
+    select
+        readings.*,
+        people.person_slug as tester_slug
+    from {{ ref('stg_bench_readings') }} as readings
+    left join {{ ref('stg_people') }} as people
+        on lower(people.person_name) = lower(readings.tester_name)
+),
+
+per_slot as (
+    select
+        product_slug,
+        protocol_slug,
+        count(*) as replicates,
+        avg(reading) as mean_reading,
+        stddev_samp(reading) as reading_sd,
+        min(tested_on) as first_tested_on,
+        max(tested_on) as last_tested_on,
+        arg_max(tester_name, tested_on) as tester_name,
+        arg_max(tester_slug, tested_on) as tester_slug,
+        list(distinct source_file order by source_file) as source_files,
+        list(reading_id order by reading_id) as reading_ids
+    from readings
+    group by product_slug, protocol_slug
+),
+
+scoring_rules as (
+    select
+        slots.slot_id,
+        coalesce(specific.direction, general.direction) as direction,
+        coalesce(specific.zero_at, general.zero_at) as zero_at,
+        coalesce(specific.full_at, general.full_at) as full_at,
+        coalesce(specific.weight, general.weight) as weight
+    from {{ ref('int_bench_slots') }} as slots
+    left join {{ ref('protocol_scoring') }} as specific
+        on specific.protocol = slots.protocol_slug and specific.category = slots.category_slug
+    left join {{ ref('protocol_scoring') }} as general
+        on general.protocol = slots.protocol_slug and general.category is null
+)
+
+select
+    slots.slot_id,
+    slots.product_slug,
+    slots.protocol_slug,
+    slots.category_slug,
+    case when per_slot.replicates is null then 'pending' else 'measured' end as status,
+    round(per_slot.mean_reading, 2) as value,
+    per_slot.mean_reading,
+    round(per_slot.reading_sd, 3) as reading_sd,
+    coalesce(per_slot.replicates, 0) as replicates,
+    per_slot.first_tested_on,
+    per_slot.last_tested_on,
+    per_slot.tester_name,
+    per_slot.tester_slug,
+    coalesce(per_slot.source_files, []) as source_files,
+    coalesce(per_slot.reading_ids, []) as reading_ids,
+    scoring_rules.direction,
+    scoring_rules.zero_at,
+    scoring_rules.full_at,
+    scoring_rules.weight,
+    round(
+        100 * greatest(0, least(1,
+            (per_slot.mean_reading - scoring_rules.zero_at) / (scoring_rules.full_at - scoring_rules.zero_at)
+        )),
+        1
+    ) as sub_score
+from {{ ref('int_bench_slots') }} as slots
+left join per_slot
+    on per_slot.product_slug = slots.product_slug and per_slot.protocol_slug = slots.protocol_slug
+left join scoring_rules
+    on scoring_rules.slot_id = slots.slot_id

@@ -1,0 +1,32 @@
+-- Every planned bench slot, measured or not. An untested slot has value null and status
+-- pending: it is never estimated. Rows are ordered for streaming: protocol, then product.
+select
+    slots.slot_id as measurement_id,
+    slots.product_slug,
+    products.product_name,
+    products.brand,
+    slots.category_slug,
+    slots.protocol_slug,
+    protocols.protocol_name."en" as protocol_name,
+    protocols.method,
+    protocols.tolerance,
+    protocols.sample_size as required_sample_size,
+    slots.replicates as sample_size,
+    slots.value,
+    protocols.unit,
+    slots.status,
+    slots.reading_sd as standard_deviation,
+    slots.sub_score,
+    slots.tester_name as tester,
+    slots.tester_slug,
+    slots.last_tested_on as tested_on,
+    slots.first_tested_on,
+    slots.source_files,
+    {{ page_url("'/products/' || slots.product_slug") }} as url,
+    {{ attribution("products.product_name || ' bench results'", page_url("'/products/' || slots.product_slug")) }}
+        as attribution,
+    row_number() over (order by slots.protocol_slug, slots.product_slug) as stream_position
+from {{ ref('int_slot_results') }} as slots
+inner join {{ ref('stg_products') }} as products on products.product_slug = slots.product_slug
+inner join {{ ref('stg_protocols') }} as protocols on protocols.protocol_slug = slots.protocol_slug
+order by stream_position

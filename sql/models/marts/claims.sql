@@ -1,0 +1,32 @@
+-- One checkable claim per measured bench slot, tied to the readings behind it and the URL to cite.
+select
+    slots.slot_id as claim_id,
+    slots.product_slug,
+    products.product_name,
+    slots.protocol_slug,
+    products.product_name || ' — ' || {{ fill_template('templates.template', {
+        'protocol': "protocols.protocol_name.\"en\"",
+        'value': format_reading('slots.value', 'protocols.tolerance'),
+        'unit': 'protocols.unit',
+        'n': 'slots.replicates',
+        'tolerance': 'protocols.tolerance',
+        'tester': 'slots.tester_name',
+        'date': "strftime(slots.last_tested_on, '%Y-%m-%d')"
+    }) }} as claim,
+    slots.value,
+    protocols.unit,
+    slots.replicates as sample_size,
+    slots.last_tested_on as tested_on,
+    slots.tester_name as tester,
+    slots.reading_ids,
+    slots.source_files,
+    {{ page_url("'/products/' || slots.product_slug") }} as url,
+    {{ attribution("products.product_name || ' bench results'", page_url("'/products/' || slots.product_slug")) }}
+        as attribution
+from {{ ref('int_slot_results') }} as slots
+inner join {{ ref('stg_products') }} as products on products.product_slug = slots.product_slug
+inner join {{ ref('stg_protocols') }} as protocols on protocols.protocol_slug = slots.protocol_slug
+inner join {{ ref('answer_templates') }} as templates
+    on templates.kind = 'evidence' and templates.rank_by = 'any' and templates.lang = 'en'
+where slots.status = 'measured'
+order by slots.protocol_slug, slots.product_slug

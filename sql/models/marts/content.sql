@@ -1,0 +1,51 @@
+-- The editorial corpus: guides, comparisons, reviews and journal posts with their full
+-- body, FAQ, sources and, for comparisons and reviews, the live bench table of their products.
+with bench_tables as (
+    select
+        content.path,
+        list(
+            struct_pack(
+                product_slug := slots.product_slug,
+                product_name := products.product_name,
+                protocol := slots.protocol_slug,
+                protocol_name := protocols.protocol_name."en",
+                value := slots.value,
+                unit := protocols.unit,
+                sample_size := slots.replicates,
+                status := slots.status,
+                score := slots.sub_score
+            )
+            order by slots.protocol_slug, list_position(content.product_slugs, slots.product_slug)
+        ) as bench_table
+    from {{ ref('stg_content') }} as content
+    inner join {{ ref('int_slot_results') }} as slots
+        on list_contains(content.product_slugs, slots.product_slug)
+    inner join {{ ref('stg_products') }} as products on products.product_slug = slots.product_slug
+    inner join {{ ref('stg_protocols') }} as protocols on protocols.protocol_slug = slots.protocol_slug
+    where content.content_type in ('comparison', 'review')
+    group by content.path
+)
+
+select
+    content.path,
+    content.slug,
+    content.content_type,
+    content.section,
+    content.title,
+    content.category_slug,
+    content.product_slugs,
+    content.author_slug,
+    people.person_name as author_name,
+    content.published_at,
+    content.updated_at,
+    content.answer,
+    from_json(content.faq_json, '[{"question": {{ i18n_json_type() }}, "answer": {{ i18n_json_type() }}}]') as faq,
+    {{ absolute_sources('content.sources_json') }} as sources,
+    content.body,
+    length(regexp_split_to_array(trim(content.body), '\s+')) as word_count,
+    coalesce(bench_tables.bench_table, []) as bench_table,
+    {{ page_url('content.path') }} as url,
+    {{ attribution('content.title', page_url('content.path')) }} as attribution
+from {{ ref('stg_content') }} as content
+left join {{ ref('stg_people') }} as people on people.person_slug = content.author_slug
+left join bench_tables on bench_tables.path = content.path

@@ -1,0 +1,209 @@
+"""Published snapshots: immutable, versioned, read-only DuckDB files and the ``CURRENT`` pointer.
+
+Publishing writes the marts into a hidden staging file, makes it read-only, renames it into
+place and only then replaces ``CURRENT`` (itself written to a temporary file and renamed),
+so a reader sees either the old snapshot or the new one, never half of one. A publish that
+dies half-way leaves at most a ``.staging-*`` file, which the next publish removes. The last
+``keep`` snapshots are kept, and always the current one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+import stat
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE
+
+CURRENT_FILE = "CURRENT"
+STAGING_PREFIX = ".staging-"
+SUFFIX = ".duckdb"
+DEFAULT_KEEP = 5
+_VERSION = re.compile(r"^\d{8}T\d{6}\d{3}Z$")
+
+
+class SnapshotError(RuntimeError):
+    """A snapshot operation that cannot be done, with what to do about it."""
+
+
+@dataclass(frozen=True)
+class SnapshotInfo:
+    version: str
+    path: Path
+    published_at: dt.datetime
+    size_bytes: int
+    is_current: bool
+    row_counts: dict[str, int]
+
+
+def new_version(now: dt.datetime) -> str:
+    """A sortable version string: UTC time to the millisecond, e.g. 20261122T081502123Z."""
+    now = now.astimezone(dt.UTC)
+    return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
+
+
+def snapshot_path(store: Path, version: str) -> Path:
+    if not _VERSION.match(version):
+        raise SnapshotError(f"'{version}' is not a snapshot version (run `reuse-data snapshots list` to see them)")
+    return store / f"{version}{SUFFIX}"
+
+
+def _fsync_dir(path: Path) -> None:
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _write_atomically(path: Path, text: str) -> None:
+    temporary = path.with_name(f"{STAGING_PREFIX}{path.name}.{os.getpid()}")
+    with temporary.open("w", encoding="utf-8") as handle:
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.replace(temporary, path)
+    _fsync_dir(path.parent)
+
+
+def current_version(store: Path) -> str | None:
+    """The version ``CURRENT`` points at, or None before the first publish."""
+    try:
+        version = (store / CURRENT_FILE).read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    return version or None
+
+
+def current_path(store: Path) -> Path | None:
+    version = current_version(store)
+    return snapshot_path(store, version) if version else None
+
+
+def versions(store: Path) -> list[str]:
+    """Every complete snapshot in the store, oldest first."""
+    if not store.exists():
+        return []
+    return sorted(p.stem for p in store.glob(f"*{SUFFIX}") if _VERSION.match(p.stem))
+
+
+def remove_stale_staging_files(store: Path) -> list[Path]:
+    """Delete what an interrupted publish left behind."""
+    stale = [p for p in store.glob(f"{STAGING_PREFIX}*")] if store.exists() else []
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
+@contextmanager
+def open_snapshot(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
+    """A read-only connection to a published snapshot."""
+    connection = duckdb.connect(str(path), read_only=True)
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def publish(
+    store: Path,
+    build_warehouse: Path,
+    *,
+    keep: int = DEFAULT_KEEP,
+    now: dt.datetime | None = None,
+    inputs_fingerprint: str = "",
+) -> SnapshotInfo:
+    """Copy the published marts of ``build_warehouse`` into a new snapshot and make it current."""
+    store.mkdir(parents=True, exist_ok=True)
+    remove_stale_staging_files(store)
+    published_at = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
+    version = new_version(published_at)
+    while snapshot_path(store, version).exists():  # two publishes within one millisecond
+        published_at += dt.timedelta(milliseconds=1)
+        version = new_version(published_at)
+    final = snapshot_path(store, version)
+    staging = store / f"{STAGING_PREFIX}{version}{SUFFIX}"
+    try:
+        connection = duckdb.connect(str(staging))
+        try:
+            connection.execute(f"ATTACH {_sql_string(str(build_warehouse))} AS build (READ_ONLY)")
+            for table in PUBLISHED_TABLES:
+                connection.execute(f'CREATE TABLE "{table}" AS SELECT * FROM build.{MARTS_SCHEMA}."{table}"')
+            connection.execute(
+                f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
+                "? AS inputs_fingerprint, ?::VARCHAR[] AS tables",
+                [version, published_at, inputs_fingerprint, list(PUBLISHED_TABLES)],
+            )
+            connection.execute("DETACH build")
+            connection.execute("CHECKPOINT")
+        finally:
+            connection.close()
+        os.chmod(staging, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        with staging.open("rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(staging, final)
+        _fsync_dir(store)
+    except BaseException:
+        staging.unlink(missing_ok=True)
+        Path(f"{staging}.wal").unlink(missing_ok=True)
+        raise
+    _write_atomically(store / CURRENT_FILE, version + "\n")
+    prune(store, keep)
+    return describe(store, version)
+
+
+def prune(store: Path, keep: int = DEFAULT_KEEP) -> list[str]:
+    """Delete all but the newest ``keep`` snapshots; never the current one."""
+    current = current_version(store)
+    removed = []
+    for version in versions(store)[:-keep] if keep > 0 else versions(store):
+        if version != current:
+            path = snapshot_path(store, version)
+            os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
+            path.unlink()
+            removed.append(version)
+    return removed
+
+
+def describe(store: Path, version: str) -> SnapshotInfo:
+    path = snapshot_path(store, version)
+    if not path.exists():
+        known = ", ".join(versions(store)) or "none"
+        raise SnapshotError(f"no snapshot {version} in {store} (snapshots there: {known})")
+    with open_snapshot(path) as connection:
+        published_at = connection.execute(f"SELECT published_at FROM {SNAPSHOT_INFO_TABLE}").fetchone()[0]
+        counts = {t: connection.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in PUBLISHED_TABLES}
+    return SnapshotInfo(
+        version=version,
+        path=path,
+        published_at=published_at,
+        size_bytes=path.stat().st_size,
+        is_current=current_version(store) == version,
+        row_counts=counts,
+    )
+
+
+def list_snapshots(store: Path) -> list[SnapshotInfo]:
+    """Every snapshot in the store, newest first."""
+    return [describe(store, v) for v in reversed(versions(store))]
+
+
+def rollback(store: Path, version: str) -> SnapshotInfo:
+    """Point ``CURRENT`` back at an earlier snapshot after checking it opens and is complete."""
+    info = describe(store, version)
+    missing = [t for t in PUBLISHED_TABLES if t not in info.row_counts]
+    if missing:
+        raise SnapshotError(f"snapshot {version} lacks tables {missing}; choose another version")
+    _write_atomically(store / CURRENT_FILE, version + "\n")
+    return describe(store, version)
