@@ -21,6 +21,7 @@ import math
 import random
 import re
 import shutil
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -169,6 +170,12 @@ def make_product(category: str, index: int, vocabulary: dict, protocols: list[st
         },
         "updated_at": f"{(FIRST_TEST_DAY + dt.timedelta(days=rng.randint(0, 60))).isoformat()}T09:00:00Z",
     }
+    # Replace drawn phrases that contradict the specs (a separate generator, so every other
+    # draw, and with it every reading, stays what it was).
+    fix_rng = random.Random(f"{seed}:{category}:{index}:consistency")
+    rules = vocabulary.get("consistency", {})
+    record["pros"] = consistent_phrases(record["pros"], spec["pros"], specs, [], rules, fix_rng)
+    record["cons"] = consistent_phrases(record["cons"], spec["cons"], specs, record["pros"], rules, fix_rng)
     true_means = {}
     spreads = {}
     for protocol in protocols:
@@ -176,6 +183,31 @@ def make_product(category: str, index: int, vocabulary: dict, protocols: list[st
         true_means[protocol] = rng.uniform(*performance["mean"])
         spreads[protocol] = performance["sd"]
     return Product(record=record, true_means=true_means, spreads=spreads)
+
+
+def consistent_phrases(
+    drawn: list[str], pool: list[str], specs: dict, chosen: list[str], rules: dict, rng: random.Random
+) -> list[str]:
+    """``drawn`` without phrases that contradict ``specs`` or ``chosen``, topped up from ``pool``."""
+    requires, excludes = rules.get("requires", {}), rules.get("excludes", {})
+
+    def fits(phrase: str, taken: list[str]) -> bool:
+        if any(specs.get(key) not in allowed for key, allowed in requires.get(phrase, {}).items()):
+            return False
+        return not any(other in excludes.get(phrase, []) or phrase in excludes.get(other, []) for other in taken)
+
+    kept: list[str] = []
+    for phrase in drawn:
+        if fits(phrase, [*chosen, *kept]):
+            kept.append(phrase)
+    spare = [p for p in pool if p not in drawn]
+    rng.shuffle(spare)
+    for phrase in spare:
+        if len(kept) == len(drawn):
+            break
+        if fits(phrase, [*chosen, *kept]):
+            kept.append(phrase)
+    return kept
 
 
 def generate_products(total: int, vocabulary: dict, protocols: list[dict], seed: int) -> list[Product]:
@@ -331,7 +363,20 @@ def write_workbook(path: Path, workbook_sessions: list[tuple[str, list[Reading]]
     workbook.properties.created = dt.datetime(2026, 10, 31, 17, 0)
     workbook.properties.modified = dt.datetime(2026, 10, 31, 17, 0)
     workbook.save(path)
+    _fix_zip_timestamps(path)
     return path
+
+
+def _fix_zip_timestamps(path: Path) -> None:
+    """Give every member of an XLSX (a zip) a fixed timestamp, so the same data gives the same bytes."""
+    with zipfile.ZipFile(path) as source:
+        members = [(info, source.read(info)) for info in source.infolist()]
+    with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as target:
+        for info, data in members:
+            fixed = zipfile.ZipInfo(info.filename, date_time=(2026, 10, 31, 17, 0, 0))
+            fixed.compress_type = zipfile.ZIP_DEFLATED
+            fixed.external_attr = info.external_attr
+            target.writestr(fixed, data)
 
 
 def write_catalogue(out: Path, products: list[Product]) -> Path:
@@ -343,28 +388,66 @@ def write_catalogue(out: Path, products: list[Product]) -> Path:
     return path
 
 
-def copy_editorial(source: Path, out: Path, product_slugs: set[str], report: Callable[[str], None]) -> None:
-    """Copy the hand-written editorial export, dropping what refers to a product that the
-    generated catalogue lacks (so a small synthetic publisher stays internally consistent)."""
+def _front_matter(text: str) -> tuple[dict, str]:
+    _, header, body = text.split("---", 2)
+    return yaml.safe_load(header), body
+
+
+def copy_editorial(
+    source: Path, out: Path, products: list[Product], tested: set[tuple[str, str]], report: Callable[[str], None]
+) -> None:
+    """Copy the hand-written editorial export so that it fits the generated catalogue.
+
+    Comparisons and reviews of products the catalogue lacks are dropped, guides and posts
+    keep only the products that exist, answers citing a dropped page go, and so do buying
+    scenarios no tested product in the catalogue can answer.
+    """
     source_editorial, out_editorial = source / "editorial", out / "editorial"
-    for name in ("categories.yml", "protocols.yml", "people.yml", "publisher.yml", "scenarios.yml"):
+    for name in ("categories.yml", "protocols.yml", "people.yml", "publisher.yml"):
         shutil.copyfile(source_editorial / name, out_editorial / name)
-    dropped_pages: set[str] = set()
+    slugs = {p.slug for p in products}
+    kept_pages = {f"/products/{slug}" for slug in slugs}
+    dropped = 0
     for item in sorted((source_editorial / "content").glob("*/*.md")):
-        front_matter = yaml.safe_load(item.read_text(encoding="utf-8").split("---", 2)[1])
-        target = out_editorial / "content" / item.parent.name / item.name
-        if set(front_matter.get("products") or []) - product_slugs:
-            dropped_pages.add(f"/{item.parent.name}/{front_matter['slug']}")
+        front_matter, body = _front_matter(item.read_text(encoding="utf-8"))
+        listed = front_matter.get("products") or []
+        missing = set(listed) - slugs
+        if missing and front_matter["type"] in ("comparison", "review"):
+            dropped += 1
             continue
+        target = out_editorial / "content" / item.parent.name / item.name
         target.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(item, target)
-    answers = load_yaml_list(source_editorial / "answers.yml")
-    kept = [a for a in answers if a["cites"] not in dropped_pages]
-    (out_editorial / "answers.yml").write_text(
-        yaml.safe_dump(kept, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8"
-    )
-    if dropped_pages:
-        report(f"dropped {len(dropped_pages)} editorial items about products outside the catalogue")
+        if missing:
+            front_matter["products"] = [slug for slug in listed if slug in slugs]
+            header = yaml.safe_dump(front_matter, allow_unicode=True, sort_keys=False, width=100)
+            target.write_text(f"---\n{header}---{body}", encoding="utf-8")
+        else:
+            shutil.copyfile(item, target)
+        kept_pages.add(f"/{item.parent.name}/{front_matter['slug']}")
+    answers = [a for a in load_yaml_list(source_editorial / "answers.yml") if a["cites"] in kept_pages]
+    scenarios = [s for s in load_yaml_list(source_editorial / "scenarios.yml") if _answerable(s, products, tested)]
+    for name, entries in (("answers.yml", answers), ("scenarios.yml", scenarios)):
+        (out_editorial / name).write_text(
+            yaml.safe_dump(entries, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8"
+        )
+    if dropped:
+        report(f"dropped {dropped} comparisons and reviews of products outside the catalogue")
+
+
+def _answerable(scenario: dict, products: list[Product], tested: set[tuple[str, str]]) -> bool:
+    """Whether some product of the scenario's category, within its price, is tested on what it ranks by."""
+    for product in products:
+        record = product.record
+        if record["category"] != scenario["category"]:
+            continue
+        if scenario.get("max_price") is not None and record["price"]["amount"] > scenario["max_price"]:
+            continue
+        if scenario["rank_by"] == "overall":
+            if any((product.slug, protocol) in tested for protocol in product.true_means):
+                return True
+        elif (product.slug, scenario["rank_by"]) in tested:
+            return True
+    return False
 
 
 def generate(
@@ -388,13 +471,13 @@ def generate(
     catalogue = generate_products(products, vocabulary, protocols, seed)
     (out / "editorial").mkdir(parents=True, exist_ok=True)
     write_catalogue(out, catalogue)
-    if source != out:
-        copy_editorial(source, out, {p.slug for p in catalogue}, report)
     readings = draw_readings(catalogue, protocols, measurements, seed)
+    tested = {(r.product, r.protocol) for r in readings}
+    if source != out:
+        copy_editorial(source, out, catalogue, tested, report)
     report(f"writing {len(readings)} bench readings as session sheets")
     sheets = write_bench_sheets(out, readings, seed)
     slots = planned_slots(catalogue)
-    tested = {(r.product, r.protocol) for r in readings}
     summary = {
         "products": len(catalogue),
         "readings": len(readings),

@@ -1,4 +1,4 @@
-{{ config(meta={'dagster': {'asset_key': ['staging', 'stg_content']}}) }}
+{{ config(meta={'dagster': {'ref': {'name': 'stg_content'}}}) }}
 
 select content.path, product_slug
 from (select path, unnest(product_slugs) as product_slug from {{ ref('stg_content') }}) as content

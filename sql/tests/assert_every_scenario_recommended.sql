@@ -1,6 +1,6 @@
 -- Every buying scenario is covered by the matrix: a scenario with no eligible product
 -- (no tested product in its price range) must be fixed in the export, not silently dropped.
-{{ config(meta={'dagster': {'asset_key': ['marts', 'recommendations']}}) }}
+{{ config(meta={'dagster': {'ref': {'name': 'recommendations'}}}) }}
 
 select scenarios.*
 from {{ ref('stg_scenarios') }} as scenarios

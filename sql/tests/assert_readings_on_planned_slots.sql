@@ -1,5 +1,5 @@
 -- A reading for a protocol its product's category does not run belongs to no slot.
-{{ config(meta={'dagster': {'asset_key': ['staging', 'stg_bench_readings']}}) }}
+{{ config(meta={'dagster': {'ref': {'name': 'stg_bench_readings'}}}) }}
 
 select readings.*
 from {{ ref('stg_bench_readings') }} as readings

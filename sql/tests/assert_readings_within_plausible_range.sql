@@ -1,5 +1,5 @@
 -- A reading outside its protocol's plausible range is a typing error, not a result.
-{{ config(meta={'dagster': {'asset_key': ['staging', 'stg_bench_readings']}}) }}
+{{ config(meta={'dagster': {'ref': {'name': 'stg_bench_readings'}}}) }}
 
 select readings.*
 from {{ ref('stg_bench_readings') }} as readings

@@ -1,4 +1,4 @@
-{{ config(meta={'dagster': {'asset_key': ['staging', 'stg_scenarios']}}) }}
+{{ config(meta={'dagster': {'ref': {'name': 'stg_scenarios'}}}) }}
 
 select scenarios.*
 from {{ ref('stg_scenarios') }} as scenarios

@@ -1,0 +1,179 @@
+"""Wall time and peak memory of `reuse-data build`, side by side with a baseline in the same run.
+
+Runs, each in a fresh REUSE_DATA_HOME:
+
+1. baseline: `dbt build` alone on a warehouse whose raw tables are already ingested, i.e. the
+   SQL work without Dagster, ingest or publish (the floor of this stack);
+2. the demo: `reuse-data build` on demo/ (ingest + dbt + snapshot + publish, all through Dagster);
+3. the demo again, unchanged (what the daily schedule usually does);
+4. a synthetic publisher `--scale` times the demo's size, to see how the build grows.
+
+Peak memory is the largest resident set of the build process or any of its children
+(dbt runs as a child process). Prints a Markdown table; `--record` appends it to RESULTS.md.
+
+    python benchmarks/build_demo.py [--scale 4] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import os
+import platform
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = Path(__file__).with_name("RESULTS.md")
+DEMO_PRODUCTS, DEMO_MEASUREMENTS = 96, 2400
+
+
+@dataclass
+class Measurement:
+    label: str
+    seconds: float
+    peak_mb: float
+    note: str = ""
+
+
+def measure(label: str, command: list[str], env: dict[str, str], note: str = "") -> Measurement:
+    """Run ``command`` in a fresh child process and measure wall time and peak RSS of its tree."""
+    probe = [
+        sys.executable,
+        "-c",
+        "import resource, subprocess, sys, json;"
+        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode;"
+        "usage = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 0);"
+        "print(json.dumps({'code': code, 'maxrss_kb': usage}))",
+        *command,
+    ]
+    started = time.perf_counter()
+    completed = subprocess.run(probe, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    import json
+
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    if result["code"] != 0:
+        raise SystemExit(f"{label}: `{' '.join(command)}` exited {result['code']}\n{completed.stderr[-2000:]}")
+    return Measurement(label, seconds, result["maxrss_kb"] / 1024, note)
+
+
+def environment(home: Path, inputs: Path) -> dict[str, str]:
+    return {
+        **os.environ,
+        "REUSE_DATA_HOME": str(home),
+        "REUSE_DATA_INPUTS": str(inputs),
+        "DAGSTER_HOME": str(home / "dagster"),
+        "REUSE_DATA_WAREHOUSE": str(home / "warehouse" / "build.duckdb"),
+    }
+
+
+def run(scale: int) -> list[Measurement]:
+    cli = [sys.executable, "-m", "reuse_data.cli"]
+    dbt = str(Path(sys.executable).with_name("dbt"))
+    results: list[Measurement] = []
+    with tempfile.TemporaryDirectory(prefix="reuse-data-bench-") as scratch:
+        scratch_dir = Path(scratch)
+        demo_env = environment(scratch_dir / "demo", ROOT / "demo")
+        results.append(
+            measure(
+                "reuse-data build, demo (first)", [*cli, "build"], demo_env, "ingest + dbt build + snapshot + publish"
+            )
+        )
+        results.append(
+            measure(
+                "reuse-data build, demo (unchanged)", [*cli, "build"], demo_env, "what the daily schedule usually does"
+            )
+        )
+        dbt_args = [
+            "build",
+            "--project-dir",
+            str(ROOT / "sql"),
+            "--profiles-dir",
+            str(ROOT / "sql"),
+            "--target-path",
+            str(scratch_dir / "demo" / "dbt" / "baseline"),
+        ]
+        results.insert(
+            0,
+            measure(
+                "baseline: dbt build alone, demo",
+                [dbt, *dbt_args],
+                demo_env,
+                "same SQL, no Dagster, no ingest, no publish",
+            ),
+        )
+        big_inputs = scratch_dir / "big-inputs"
+        subprocess.run(
+            [
+                *cli,
+                "demo",
+                "generate",
+                "--products",
+                str(DEMO_PRODUCTS * scale),
+                "--measurements",
+                str(DEMO_MEASUREMENTS * scale),
+                "--out",
+                str(big_inputs),
+            ],
+            cwd=ROOT,
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        results.append(
+            measure(
+                f"reuse-data build, {scale}x demo",
+                [*cli, "build"],
+                environment(scratch_dir / "big", big_inputs),
+                f"{DEMO_PRODUCTS * scale} products, ~{DEMO_MEASUREMENTS * scale} readings",
+            )
+        )
+        shutil.rmtree(scratch_dir / "big", ignore_errors=True)
+    return results
+
+
+def table(results: list[Measurement]) -> str:
+    baseline = results[0]
+    lines = [
+        "| run | wall time (s) | vs baseline | peak RSS (MB) | note |",
+        "|---|---:|---:|---:|---|",
+    ]
+    for m in results:
+        lines.append(
+            f"| {m.label} | {m.seconds:.1f} | {m.seconds / baseline.seconds:.2f}x | {m.peak_mb:.0f} | {m.note} |"
+        )
+    return "\n".join(lines)
+
+
+def machine() -> str:
+    cpus = os.cpu_count()
+    memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    return f"{platform.machine()}, {cpus} cores, {memory_gb:.0f} GiB, Python {platform.python_version()}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--scale", type=int, default=4, help="size of the synthetic run, in demos (default 4)")
+    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
+    args = parser.parse_args()
+    results = run(args.scale)
+    report = (
+        f"### Build: wall time and peak memory ({dt.date.today().isoformat()})\n\n"
+        f"Machine: {machine()}. Command: `python benchmarks/build_demo.py --scale {args.scale}`.\n\n"
+        f"{table(results)}\n"
+    )
+    print(report)
+    if args.record:
+        with RESULTS.open("a", encoding="utf-8") as handle:
+            handle.write("\n" + report)
+
+
+if __name__ == "__main__":
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    main()

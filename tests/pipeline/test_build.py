@@ -1,0 +1,336 @@
+"""Real builds of the demo through `reuse-data build`: contents, idempotency, change detection,
+failures that publish nothing, and rollback.
+
+One module-scoped history runs three builds into a temporary REUSE_DATA_HOME: the demo, the
+demo again unchanged, and the demo with one bench sheet edited. The failure tests then run
+against the same home and check that the published snapshot did not move.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+import shutil
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+from openpyxl import load_workbook
+
+from tests.conftest import PROJECT_ROOT, copy_demo, run_cli
+from warehouse.snapshots import current_version, open_snapshot, versions
+
+SEEDS = PROJECT_ROOT / "sql" / "seeds"
+EDITED_PRODUCT = "copperleaf-pouch-1000-ml"
+EDITED_PROTOCOL = "leak-loss"
+
+
+@dataclass
+class History:
+    home: Path
+    inputs: Path
+    outputs: list[str]
+    versions: list[str]
+
+    def snapshot(self, index: int) -> Path:
+        return self.home / "snapshots" / f"{self.versions[index]}.duckdb"
+
+    def query(self, index: int, sql: str) -> list[tuple]:
+        with open_snapshot(self.snapshot(index)) as connection:
+            return connection.execute(sql).fetchall()
+
+
+def build(home: Path, inputs: Path) -> str:
+    result = run_cli("build", home=home, inputs=inputs)
+    assert result.returncode == 0, result.output[-4000:]
+    return result.output
+
+
+def edit_sheet_readings(inputs: Path, product: str, protocol: str, delta: float) -> list[Path]:
+    """Add ``delta`` to every reading of one product in the sheets of ``protocol`` (in every
+    copy of a sheet exported twice, as a lab correcting its records would)."""
+    edited = []
+    for sheet in sorted((inputs / "bench").glob(f"*_{protocol}_session-*.csv")):
+        text = sheet.read_text(encoding="utf-8")
+        delimiter = ";" if text.splitlines()[0].count(";") > 1 else ","
+        rows = list(csv.reader(text.splitlines(), delimiter=delimiter))
+        touched = 0
+        for row in rows[1:]:
+            if row[0].strip().lower() == product:
+                value = float(row[3].replace(",", ".")) + delta
+                row[3] = f"{value:.1f}".replace(".", ",") if delimiter == ";" else f"{value:.1f}"
+                touched += 1
+        if touched:
+            with sheet.open("w", encoding="utf-8", newline="") as handle:
+                csv.writer(handle, delimiter=delimiter, lineterminator="\r\n").writerows(rows)
+            edited.append(sheet)
+    assert edited, f"no {protocol} sheet has {product}"
+    return edited
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> History:
+    root = tmp_path_factory.mktemp("pipeline")
+    inputs = copy_demo(root / "inputs")
+    home = root / "home"
+    outputs, published = [], []
+    for step in ("demo", "unchanged", "one sheet edited"):
+        if step == "one sheet edited":
+            edit_sheet_readings(inputs, EDITED_PRODUCT, EDITED_PROTOCOL, delta=-2.0)
+        outputs.append(build(home, inputs))
+        published.append(current_version(home / "snapshots"))
+    return History(home=home, inputs=inputs, outputs=outputs, versions=published)
+
+
+# --- the first build --------------------------------------------------------------------
+
+
+def test_build_reports_progress_per_asset_and_a_summary(history: History):
+    output = history.outputs[0]
+    for asset in (
+        "raw/bench_readings",
+        "raw/products",
+        "staging/stg_bench_readings",
+        "marts/products",
+        "snapshots/product_record_history",
+        "published/snapshot",
+    ):
+        assert f"✓ {asset}" in output
+    assert f"published snapshot {history.versions[0]}" in output.splitlines()[-1]
+
+
+def test_demo_marts_have_the_promised_size(history: History):
+    stats = dict(
+        zip(
+            [
+                "products",
+                "categories",
+                "protocols",
+                "planned",
+                "measured",
+                "pending",
+                "readings",
+                "recommendations",
+                "answers",
+                "editorial_items",
+                "pages",
+            ],
+            history.query(
+                0,
+                "SELECT products, categories, protocols, planned_slots, measured_slots, pending_slots, "
+                "readings, recommendations, answers, editorial_items, pages FROM dataset_statistics",
+            )[0],
+            strict=True,
+        )
+    )
+    assert stats["products"] >= 80 and stats["categories"] >= 10 and stats["protocols"] >= 12
+    assert stats["readings"] >= 2000
+    assert stats["pending"] / stats["planned"] >= 0.05
+    assert stats["recommendations"] >= 40 and stats["answers"] >= 120 and stats["editorial_items"] >= 60
+    assert stats["pages"] == stats["editorial_items"] + stats["products"]
+    by_type = dict(history.query(0, "SELECT content_type, count(*) FROM content GROUP BY ALL"))
+    assert set(by_type) == {"guide", "comparison", "review", "post"}
+
+
+def test_untested_slots_are_null_and_pending_never_estimated(history: History):
+    rows = history.query(
+        0,
+        "SELECT status, value IS NULL, sub_score IS NULL, sample_size, count(*) "
+        "FROM bench_measurements GROUP BY ALL ORDER BY ALL",
+    )
+    assert {(status, value_null, score_null) for status, value_null, score_null, _, _ in rows} == {
+        ("measured", False, False),
+        ("pending", True, True),
+    }
+    assert all(sample_size == 0 for status, _, _, sample_size, _ in rows if status == "pending")
+
+
+def test_every_scenario_has_a_recommendation_in_every_language(history: History):
+    scenarios = history.query(0, "SELECT count(*) FROM recommendations")[0][0]
+    assert scenarios >= 40
+    for lang in ("en", "zh", "el", "vi", "ar", "pa"):
+        missing = history.query(
+            0,
+            f"SELECT count(*) FROM recommendations WHERE answer.{lang} IS NULL "
+            f"OR answer.{lang} LIKE '%{{%' OR evidence.{lang} IS NULL",
+        )
+        assert missing == [(0,)], lang
+
+
+def read_demo_readings(inputs: Path) -> list[dict]:
+    """Every reading of every sheet, read with csv/openpyxl directly (not the project's readers)."""
+    rows: list[dict] = []
+    for path in sorted((inputs / "bench").iterdir()):
+        if path.suffix == ".csv":
+            text = path.read_text(encoding="utf-8")
+            delimiter = ";" if text.splitlines()[0].count(";") > 1 else ","
+            rows.extend(csv.DictReader(text.splitlines(), delimiter=delimiter))
+        else:
+            for sheet in load_workbook(path, read_only=True).worksheets:
+                values = list(sheet.values)
+                rows.extend(dict(zip(values[0], row, strict=True)) for row in values[1:])
+    return rows
+
+
+def recompute_overall_ratings(inputs: Path) -> dict[str, float]:
+    """The overall rating of every tested product, recomputed by hand from the sheets and seeds."""
+    replicates: dict[tuple, float] = {}
+    for row in read_demo_readings(inputs):
+        reading = float(str(row["reading"]).strip().replace(",", "."))
+        if str(row["unit"]).strip() == "°F":
+            reading = (reading - 32) * 5 / 9
+        date = row["date"].date().isoformat() if isinstance(row["date"], dt.datetime) else row["date"].strip()
+        key = (
+            row["product"].strip().lower(),
+            row["protocol"].strip(),
+            int(row["sample"]),
+            date,
+            " ".join(row["tester"].split()),
+        )
+        replicates[key] = reading  # a session exported twice lands on the same key
+    per_slot: dict[tuple[str, str], list[float]] = defaultdict(list)
+    for (product, protocol, *_), reading in replicates.items():
+        per_slot[(product, protocol)].append(reading)
+    category = {}
+    for line in (inputs / "editorial" / "products.jsonl").read_text(encoding="utf-8").splitlines():
+        import json
+
+        record = json.loads(line)
+        category[record["slug"]] = record["category"]
+    rules = {}
+    with (SEEDS / "protocol_scoring.csv").open(encoding="utf-8") as handle:
+        for rule in csv.DictReader(handle):
+            rules[(rule["protocol"], rule["category"] or None)] = rule
+    weighted: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for (product, protocol), readings in per_slot.items():
+        rule = rules.get((protocol, category[product])) or rules[(protocol, None)]
+        mean = sum(readings) / len(readings)
+        zero_at, full_at = float(rule["zero_at"]), float(rule["full_at"])
+        score = round(100 * max(0.0, min(1.0, (mean - zero_at) / (full_at - zero_at))), 1)
+        weighted[product].append((score, float(rule["weight"])))
+    return {
+        product: round(sum(s * w for s, w in pairs) / sum(w for _, w in pairs), 1)
+        for product, pairs in weighted.items()
+    }
+
+
+def test_scores_recomputed_by_hand_from_the_sheets_match(history: History):
+    expected = recompute_overall_ratings(PROJECT_ROOT / "demo")
+    published = dict(history.query(0, "SELECT product_slug, overall_rating FROM products"))
+    assert EDITED_PRODUCT in expected
+    assert published[EDITED_PRODUCT] == pytest.approx(expected[EDITED_PRODUCT], abs=0.051)
+    mismatched = {p: (published[p], r) for p, r in expected.items() if abs(published[p] - r) > 0.051}
+    assert mismatched == {}
+
+
+def test_dirty_inputs_are_normalised(history: History):
+    with duckdb.connect(str(history.home / "warehouse" / "build.duckdb"), read_only=True) as connection:
+        raw_rows = connection.execute("SELECT count(*) FROM raw.bench_readings").fetchone()[0]
+        doubled = connection.execute(
+            "SELECT count(*) FROM raw.bench_readings WHERE _source_file LIKE '%(exported again)%'"
+        ).fetchone()[0]
+        clean_rows = connection.execute("SELECT count(*) FROM staging.stg_bench_readings").fetchone()[0]
+        fahrenheit = connection.execute(
+            "SELECT raw_reading, reading, unit FROM staging.stg_bench_readings WHERE raw_unit = '°F' LIMIT 1"
+        ).fetchone()
+        comma = connection.execute(
+            "SELECT b.reading, s.reading FROM raw.bench_readings b JOIN staging.stg_bench_readings s "
+            "ON s.source_file = b._source_file AND s.source_row = b._source_row WHERE b.reading LIKE '%,%' LIMIT 1"
+        ).fetchone()
+        messy = connection.execute(
+            "SELECT count(*) FROM staging.stg_bench_readings WHERE product_slug <> trim(lower(product_slug)) "
+            "OR tester_name <> trim(tester_name) OR unit NOT IN (SELECT unit FROM staging.stg_protocols)"
+        ).fetchone()[0]
+        padded_raw = connection.execute(
+            "SELECT count(*) FROM raw.bench_readings WHERE product <> trim(product) OR product <> lower(product)"
+        ).fetchone()[0]
+    assert doubled > 0 and clean_rows == raw_rows - doubled
+    assert fahrenheit[2] == "°C" and fahrenheit[1] == pytest.approx((fahrenheit[0] - 32) * 5 / 9)
+    assert float(comma[0].replace(",", ".")) == pytest.approx(comma[1])
+    assert padded_raw > 0 and messy == 0
+
+
+# --- rebuilds ---------------------------------------------------------------------------
+
+
+def test_rebuild_with_unchanged_inputs_moves_no_changed_at(history: History):
+    assert history.versions[0] != history.versions[1]
+    sql = "SELECT url, changed_at FROM changes ORDER BY url"
+    assert history.query(0, sql) == history.query(1, sql)
+
+
+def test_editing_one_sheet_moves_exactly_the_affected_product(history: History):
+    before = dict(history.query(1, "SELECT url, changed_at FROM changes"))
+    after = dict(history.query(2, "SELECT url, changed_at FROM changes"))
+    moved = {url for url in after if after[url] != before.get(url)}
+    assert moved == {f"http://127.0.0.1:8000/products/{EDITED_PRODUCT}"}
+    sql = f"SELECT value FROM bench_measurements WHERE measurement_id = '{EDITED_PRODUCT}:{EDITED_PROTOCOL}'"
+    assert history.query(2, sql)[0][0] < history.query(1, sql)[0][0]
+    expected = recompute_overall_ratings(history.inputs)[EDITED_PRODUCT]
+    rating = history.query(2, f"SELECT overall_rating FROM products WHERE product_slug = '{EDITED_PRODUCT}'")[0][0]
+    assert rating == pytest.approx(expected, abs=0.051)
+
+
+# --- failures publish nothing -----------------------------------------------------------
+
+
+def failing_build(history: History, tmp_path: Path, sheet_name: str, rows: list[str]) -> str:
+    inputs = tmp_path / "inputs"
+    shutil.copytree(history.inputs, inputs)
+    header = "product,protocol,sample,reading,unit,tester,date,notes\n"
+    (inputs / "bench" / sheet_name).write_text(header + "".join(r + "\n" for r in rows), encoding="utf-8")
+    before = (current_version(history.home / "snapshots"), versions(history.home / "snapshots"))
+    result = run_cli("build", home=history.home, inputs=inputs)
+    assert result.returncode == 1, result.output[-3000:]
+    assert (current_version(history.home / "snapshots"), versions(history.home / "snapshots")) == before
+    assert not list((history.home / "snapshots").glob(".staging-*"))
+    assert "nothing was published" in result.output
+    return result.output
+
+
+def test_malformed_sheet_fails_naming_file_row_and_column(history: History, tmp_path: Path):
+    output = failing_build(
+        history,
+        tmp_path,
+        "2026-11-01_leak-loss_session-99.csv",
+        [
+            f"{EDITED_PRODUCT},leak-loss,1,2.5,ml,Jordan Ellis,2026-11-01,",
+            f"{EDITED_PRODUCT},leak-loss,2,two and a half,ml,Jordan Ellis,2026-11-01,",
+        ],
+    )
+    assert "bench/2026-11-01_leak-loss_session-99.csv, row 3, column 'reading': not a number" in output
+
+
+def test_reading_of_an_unknown_product_fails_a_blocking_check(history: History, tmp_path: Path):
+    output = failing_build(
+        history,
+        tmp_path,
+        "2026-11-02_leak-loss_session-98.csv",
+        [
+            "no-such-bottle,leak-loss,1,2.5,ml,Jordan Ellis,2026-11-02,",
+        ],
+    )
+    assert "check failed: staging/stg_bench_readings:relationships_stg_bench_readings_product_slug" in output
+
+
+# --- snapshots --------------------------------------------------------------------------
+
+
+def test_snapshots_list_and_rollback(history: History):
+    listing = run_cli("snapshots", "list", home=history.home)
+    assert listing.returncode == 0
+    lines = listing.output.splitlines()
+    assert lines[1].startswith(f"* {history.versions[2]}")
+    assert all(any(v in line for line in lines) for v in history.versions)
+
+    rolled = run_cli("snapshots", "rollback", history.versions[0], home=history.home)
+    assert rolled.returncode == 0, rolled.output
+    assert current_version(history.home / "snapshots") == history.versions[0]
+    assert f"* {history.versions[0]}" in run_cli("snapshots", "list", home=history.home).output
+
+    unknown = run_cli("snapshots", "rollback", "20000101T000000000Z", home=history.home)
+    assert unknown.returncode == 2 and "no snapshot 20000101T000000000Z" in unknown.output
+    assert current_version(history.home / "snapshots") == history.versions[0]
+    run_cli("snapshots", "rollback", history.versions[2], home=history.home)

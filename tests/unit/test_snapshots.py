@@ -1,0 +1,103 @@
+"""Published snapshots: atomic switch, read-only files, pruning, rollback, crash leftovers."""
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from warehouse.contract import PUBLISHED_TABLES
+from warehouse.snapshots import (
+    CURRENT_FILE,
+    SnapshotError,
+    current_version,
+    list_snapshots,
+    open_snapshot,
+    prune,
+    publish,
+    rollback,
+    versions,
+)
+
+
+def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED_TABLES) -> Path:
+    """A build warehouse with every published mart holding one row tagged ``marker``."""
+    connection = duckdb.connect(str(path))
+    connection.execute("CREATE SCHEMA IF NOT EXISTS marts")
+    for table in tables:
+        connection.execute(f'CREATE OR REPLACE TABLE marts."{table}" AS SELECT {marker} AS marker')
+    connection.close()
+    return path
+
+
+def at(minute: int) -> dt.datetime:
+    return dt.datetime(2026, 11, 22, 8, minute, tzinfo=dt.UTC)
+
+
+def test_publish_writes_a_read_only_snapshot_and_switches_current(tmp_path: Path):
+    build = make_build_warehouse(tmp_path / "build.duckdb", 1)
+    store = tmp_path / "snapshots"
+    info = publish(store, build, now=at(0), inputs_fingerprint="abc")
+    assert info.version == "20261122T080000000Z"
+    assert current_version(store) == info.version
+    assert info.is_current and info.row_counts == dict.fromkeys(PUBLISHED_TABLES, 1)
+    assert not os.access(info.path, os.W_OK) or os.geteuid() == 0  # root ignores modes
+    assert oct(info.path.stat().st_mode & 0o777) == "0o444"
+    with open_snapshot(info.path) as connection:
+        assert connection.execute("SELECT inputs_fingerprint FROM snapshot_info").fetchone() == ("abc",)
+        with pytest.raises(duckdb.Error):
+            connection.execute("CREATE TABLE x AS SELECT 1")
+    assert [p.name for p in store.iterdir() if p.name.startswith(".")] == []
+
+
+def test_only_the_newest_five_are_kept(tmp_path: Path):
+    build = make_build_warehouse(tmp_path / "build.duckdb", 1)
+    store = tmp_path / "snapshots"
+    published = [publish(store, build, now=at(minute)).version for minute in range(7)]
+    assert versions(store) == published[-5:]
+    assert current_version(store) == published[-1]
+
+
+def test_pruning_never_removes_the_current_snapshot(tmp_path: Path):
+    build = make_build_warehouse(tmp_path / "build.duckdb", 1)
+    store = tmp_path / "snapshots"
+    published = [publish(store, build, now=at(minute)).version for minute in range(5)]
+    rollback(store, published[0])
+    assert prune(store, keep=2) == published[1:3]
+    assert versions(store) == [published[0], *published[3:]]
+
+
+def test_rollback_points_current_back_and_refuses_unknown_versions(tmp_path: Path):
+    store = tmp_path / "snapshots"
+    first = publish(store, make_build_warehouse(tmp_path / "b1.duckdb", 1), now=at(0)).version
+    second = publish(store, make_build_warehouse(tmp_path / "b2.duckdb", 2), now=at(1)).version
+    assert current_version(store) == second
+    rollback(store, first)
+    assert current_version(store) == first
+    with open_snapshot(store / f"{first}.duckdb") as connection:
+        assert connection.execute("SELECT marker FROM products").fetchone() == (1,)
+    with pytest.raises(SnapshotError, match="no snapshot 20990101T000000000Z"):
+        rollback(store, "20990101T000000000Z")
+    with pytest.raises(SnapshotError, match="is not a snapshot version"):
+        rollback(store, "../../etc/passwd")
+    assert [s.version for s in list_snapshots(store)] == [second, first]
+
+
+def test_a_failed_publish_leaves_the_published_snapshot_and_no_leftovers(tmp_path: Path):
+    store = tmp_path / "snapshots"
+    good = publish(store, make_build_warehouse(tmp_path / "good.duckdb", 1), now=at(0)).version
+    incomplete = make_build_warehouse(tmp_path / "bad.duckdb", 2, tables=PUBLISHED_TABLES[:3])
+    with pytest.raises(duckdb.Error):
+        publish(store, incomplete, now=at(1))
+    assert current_version(store) == good
+    assert versions(store) == [good]
+    assert sorted(p.name for p in store.iterdir()) == sorted([f"{good}.duckdb", CURRENT_FILE])
+
+
+def test_leftovers_of_a_killed_publish_are_removed_by_the_next(tmp_path: Path):
+    store = tmp_path / "snapshots"
+    store.mkdir()
+    (store / ".staging-20261122T070000000Z.duckdb").write_bytes(b"half a file")
+    publish(store, make_build_warehouse(tmp_path / "b.duckdb", 1), now=at(0))
+    assert not list(store.glob(".staging-*"))
