@@ -350,7 +350,8 @@ def write_workbook(path: Path, workbook_sessions: list[tuple[str, list[Reading]]
     workbook = Workbook()
     workbook.remove(workbook.active)
     for name, rows in workbook_sessions:
-        sheet = workbook.create_sheet(title=name[-31:])
+        # Sheet titles hold 31 characters at most: "09-01_bar-lifespan_s01".
+        sheet = workbook.create_sheet(title=name[5:].replace("session-", "s")[:31])
         sheet.append(SHEET_COLUMNS)
         rng = random.Random(f"{seed}:sheet:{name}")
         for reading in rows:
@@ -361,7 +362,6 @@ def write_workbook(path: Path, workbook_sessions: list[tuple[str, list[Reading]]
             )
     workbook.properties.creator = "Reuse Lab bench"
     workbook.properties.created = dt.datetime(2026, 10, 31, 17, 0)
-    workbook.properties.modified = dt.datetime(2026, 10, 31, 17, 0)
     workbook.save(path)
     _fix_zip_timestamps(path)
     return path
@@ -371,6 +371,13 @@ def _fix_zip_timestamps(path: Path) -> None:
     """Give every member of an XLSX (a zip) a fixed timestamp, so the same data gives the same bytes."""
     with zipfile.ZipFile(path) as source:
         members = [(info, source.read(info)) for info in source.infolist()]
+    # openpyxl stamps the save time into the document properties as well.
+    members = [
+        (info, re.sub(rb"<dcterms:modified([^>]*)>[^<]*<", rb"<dcterms:modified\1>2026-10-31T17:00:00Z<", data))
+        if info.filename == "docProps/core.xml"
+        else (info, data)
+        for info, data in members
+    ]
     with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as target:
         for info, data in members:
             fixed = zipfile.ZipInfo(info.filename, date_time=(2026, 10, 31, 17, 0, 0))

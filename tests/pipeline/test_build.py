@@ -10,7 +10,13 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import math
+import os
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
@@ -70,13 +76,47 @@ def edit_sheet_readings(inputs: Path, product: str, protocol: str, delta: float)
     return edited
 
 
+def kill_build_during_dbt(home: Path, inputs: Path) -> None:
+    """Start a build and SIGKILL it (and dbt under it) while dbt is running the models."""
+    env = {
+        **os.environ,
+        "REUSE_DATA_HOME": str(home),
+        "REUSE_DATA_INPUTS": str(inputs),
+        "DAGSTER_HOME": str(home / "dagster"),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reuse_data.cli", "build"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        for line in process.stdout:
+            if "▸ dbt_models" in line:
+                time.sleep(3)
+                break
+        else:
+            pytest.fail("the build ended before dbt started")
+    finally:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
 @pytest.fixture(scope="module")
 def history(tmp_path_factory) -> History:
+    """Builds: the demo; the demo unchanged; a build killed during dbt; the demo with one sheet edited."""
     root = tmp_path_factory.mktemp("pipeline")
     inputs = copy_demo(root / "inputs")
     home = root / "home"
     outputs, published = [], []
-    for step in ("demo", "unchanged", "one sheet edited"):
+    for step in ("demo", "unchanged", "killed", "one sheet edited"):
+        if step == "killed":
+            kill_build_during_dbt(home, inputs)
+            assert current_version(home / "snapshots") == published[-1]
+            continue
         if step == "one sheet edited":
             edit_sheet_readings(inputs, EDITED_PRODUCT, EDITED_PROTOCOL, delta=-2.0)
         outputs.append(build(home, inputs))
@@ -208,12 +248,17 @@ def recompute_overall_ratings(inputs: Path) -> dict[str, float]:
         rule = rules.get((protocol, category[product])) or rules[(protocol, None)]
         mean = sum(readings) / len(readings)
         zero_at, full_at = float(rule["zero_at"]), float(rule["full_at"])
-        score = round(100 * max(0.0, min(1.0, (mean - zero_at) / (full_at - zero_at))), 1)
+        score = round_half_up(100 * max(0.0, min(1.0, (mean - zero_at) / (full_at - zero_at))))
         weighted[product].append((score, float(rule["weight"])))
     return {
-        product: round(sum(s * w for s, w in pairs) / sum(w for _, w in pairs), 1)
+        product: round_half_up(sum(s * w for s, w in pairs) / sum(w for _, w in pairs))
         for product, pairs in weighted.items()
     }
+
+
+def round_half_up(value: float) -> float:
+    """One decimal, halves away from zero, as SQL's round() does (Python's round() goes to even)."""
+    return math.floor(value * 10 + 0.5) / 10
 
 
 def test_scores_recomputed_by_hand_from_the_sheets_match(history: History):
@@ -274,6 +319,13 @@ def test_editing_one_sheet_moves_exactly_the_affected_product(history: History):
 
 
 # --- failures publish nothing -----------------------------------------------------------
+
+
+def test_a_build_killed_during_dbt_left_the_snapshot_and_the_next_build_worked(history: History):
+    # The history killed a build between its second and third builds: the third still published,
+    # exactly three snapshots exist, and nothing half-written is left beside them.
+    assert versions(history.home / "snapshots") == history.versions
+    assert not list((history.home / "snapshots").glob(".staging-*"))
 
 
 def failing_build(history: History, tmp_path: Path, sheet_name: str, rows: list[str]) -> str:

@@ -56,3 +56,26 @@ def test_daily_schedule_runs_the_whole_build(defs):
     schedule = defs.resolve_schedule_def("daily_build")
     assert schedule.job_name == "build_and_publish"
     assert schedule.cron_schedule == "15 4 * * *"
+
+
+def test_workspace_loads_like_dagster_dev_loads_it(defs, tmp_path):
+    """`dagster definitions validate -w workspace.yaml` is what `dagster dev` loads, in a new process."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.conftest import PROJECT_ROOT
+
+    dagster = Path(sys.executable).with_name("dagster")
+    env = {**os.environ, "DAGSTER_HOME": str(tmp_path)}
+    result = subprocess.run(
+        [str(dagster), "definitions", "validate", "-w", "workspace.yaml"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "All code locations passed validation" in result.stderr + result.stdout

@@ -60,12 +60,13 @@ select
     scoring_rules.zero_at,
     scoring_rules.full_at,
     scoring_rules.weight,
-    round(
+    -- greatest() and least() skip nulls, so a pending slot is kept null explicitly: never scored.
+    case when per_slot.mean_reading is not null then round(
         100 * greatest(0, least(1,
             (per_slot.mean_reading - scoring_rules.zero_at) / (scoring_rules.full_at - scoring_rules.zero_at)
         )),
         1
-    ) as sub_score
+    ) end as sub_score
 from {{ ref('int_bench_slots') }} as slots
 left join per_slot
     on per_slot.product_slug = slots.product_slug and per_slot.protocol_slug = slots.protocol_slug

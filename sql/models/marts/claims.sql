@@ -9,7 +9,7 @@ select
         'value': format_reading('slots.value', 'protocols.tolerance'),
         'unit': 'protocols.unit',
         'n': 'slots.replicates',
-        'tolerance': 'protocols.tolerance',
+        'tolerance': format_reading('protocols.tolerance', 'protocols.tolerance'),
         'tester': 'slots.tester_name',
         'date': "strftime(slots.last_tested_on, '%Y-%m-%d')"
     }) }} as claim,

@@ -69,12 +69,12 @@ filled as (
             'product': 'figures.product_name',
             'value': "case when templates.rank_by = 'overall' then format('{:.0f}', figures.overall_rating) else "
                 ~ format_reading('figures.protocol_value', 'figures.tolerance') ~ " end",
-            'unit': 'figures.unit',
+            'unit': 'coalesce(unit_labels.label, figures.unit)',
             'tested': 'figures.tested_slots',
             'planned': 'figures.planned_slots',
             'protocol': i18n_pick('figures.protocol_name', 'templates.lang'),
             'n': 'figures.replicates',
-            'tolerance': 'figures.tolerance',
+            'tolerance': format_reading('figures.tolerance', 'figures.tolerance'),
             'tester': 'figures.tester_name',
             'date': "strftime(figures.last_tested_on, '%Y-%m-%d')"
         }) }} as text
@@ -82,6 +82,8 @@ filled as (
     inner join {{ ref('answer_templates') }} as templates
         on (templates.kind = 'recommendation' and templates.rank_by = figures.rank_by)
         or (templates.kind = 'evidence' and templates.rank_by = case when figures.rank_by = 'overall' then 'overall' else 'any' end)
+    left join {{ ref('unit_labels') }} as unit_labels
+        on unit_labels.unit = figures.unit and unit_labels.lang = templates.lang
 ),
 
 sentences as (
