@@ -47,13 +47,12 @@ def command_build(args: argparse.Namespace) -> int:
             f"in {outcome.seconds:.1f} s (run {outcome.run_id})"
         )
         return 0
-    reasons = [*(f"check failed: {c}" for c in outcome.failed_checks), *outcome.errors] or [
-        "see the run in the Dagster UI"
-    ]
     _print(f"build failed after {outcome.seconds:.1f} s; nothing was published (run {outcome.run_id})")
-    for reason in reasons[:1] if outcome.errors else reasons:
-        _print(f"  {reason.splitlines()[0]}")
-    _print("  fix the inputs named above and run `reuse-data build` again; the published snapshot is unchanged")
+    for check in outcome.failed_checks:
+        _print(f"  check failed: {check}")
+    for error in outcome.errors:
+        _print(f"  {error.splitlines()[0]}")
+    _print("  the details are above; fix the inputs they name and run `reuse-data build` again")
     return 1
 
 

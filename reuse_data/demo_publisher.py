@@ -191,8 +191,13 @@ def consistent_phrases(
     """``drawn`` without phrases that contradict ``specs`` or ``chosen``, topped up from ``pool``."""
     requires, excludes = rules.get("requires", {}), rules.get("excludes", {})
 
+    def allows(allowed: list | dict, value: object) -> bool:
+        if isinstance(allowed, dict):  # a range: {min: 90} or {max: 200}
+            return allowed.get("min", value) <= value <= allowed.get("max", value)
+        return value in allowed
+
     def fits(phrase: str, taken: list[str]) -> bool:
-        if any(specs.get(key) not in allowed for key, allowed in requires.get(phrase, {}).items()):
+        if not all(allows(allowed, specs.get(key)) for key, allowed in requires.get(phrase, {}).items()):
             return False
         return not any(other in excludes.get(phrase, []) or phrase in excludes.get(other, []) for other in taken)
 
