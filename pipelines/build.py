@@ -55,6 +55,15 @@ def prepare_environment(settings: Settings) -> None:
     os.environ["REUSE_DATA_WAREHOUSE"] = str(settings.warehouse_path)
 
 
+def manifest_is_stale(manifest: Path, project_dir: Path) -> bool:
+    """Whether dbt must parse again: no manifest yet, or a project file changed since it was written."""
+    if not manifest.exists():
+        return True
+    written = manifest.stat().st_mtime
+    sources = (p for p in project_dir.rglob("*") if p.is_file() and not {"target", "logs"} & set(p.parts))
+    return any(p.stat().st_mtime > written for p in sources)
+
+
 def _classify(event) -> tuple[str, str] | None:
     """(kind, subject) of a run event worth reporting, or None."""
     from dagster import DagsterEventType
@@ -94,8 +103,9 @@ def run_build(settings: Settings, report: Callable[[str], None] = print) -> Buil
 
     from pipelines.project import dbt_project
 
-    report(f"preparing dbt project {dbt_project.project_dir} (dbt parse)")
-    dbt_project.preparer.prepare(dbt_project)
+    if manifest_is_stale(dbt_project.manifest_path, dbt_project.project_dir):
+        report(f"parsing dbt project {dbt_project.project_dir} (dbt parse)")
+        dbt_project.preparer.prepare(dbt_project)
 
     from pipelines.definitions import defs
 

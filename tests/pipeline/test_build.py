@@ -19,6 +19,7 @@ import sys
 import time
 from collections import defaultdict
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 import duckdb
@@ -246,12 +247,15 @@ def recompute_overall_ratings(inputs: Path) -> dict[str, float]:
     weighted: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for (product, protocol), readings in per_slot.items():
         rule = rules.get((protocol, category[product])) or rules[(protocol, None)]
-        mean = sum(readings) / len(readings)
+        # As the warehouse does: each reading to 6 decimals, summed exactly.
+        mean = float(sum(Decimal(r).quantize(Decimal("0.000001")) for r in readings) / len(readings))
         zero_at, full_at = float(rule["zero_at"]), float(rule["full_at"])
         score = round_half_up(100 * max(0.0, min(1.0, (mean - zero_at) / (full_at - zero_at))))
         weighted[product].append((score, float(rule["weight"])))
     return {
-        product: round_half_up(sum(s * w for s, w in pairs) / sum(w for _, w in pairs))
+        product: round_half_up(
+            float(sum(Decimal(str(s)) * Decimal(str(w)) for s, w in pairs) / sum(Decimal(str(w)) for _, w in pairs))
+        )
         for product, pairs in weighted.items()
     }
 

@@ -1,8 +1,9 @@
 -- The overall rating: the weighted mean of the sub-scores of tested slots only.
 select
     product_slug,
-    round(sum(sub_score * weight) filter (where status = 'measured')
-        / nullif(sum(weight) filter (where status = 'measured'), 0), 1) as overall_rating,
+    -- Decimal sums: the same inputs give the same rating whatever order threads add in.
+    round((sum((sub_score * weight)::decimal(18, 6)) filter (where status = 'measured')
+        / nullif(sum(weight::decimal(18, 6)) filter (where status = 'measured'), 0))::double, 1) as overall_rating,
     count(*) filter (where status = 'measured') as tested_slots,
     count(*) as planned_slots,
     list(

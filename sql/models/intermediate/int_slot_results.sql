@@ -14,8 +14,10 @@ per_slot as (
         product_slug,
         protocol_slug,
         count(*) as replicates,
-        avg(reading) as mean_reading,
-        stddev_samp(reading) as reading_sd,
+        -- Summed as decimals: a float sum depends on the order parallel threads add in, and a
+        -- last-bit difference could flip a rounded value and move a product's changed_at.
+        avg(reading::decimal(18, 6))::double as mean_reading,
+        round(stddev_samp(reading), 3) as reading_sd,
         min(tested_on) as first_tested_on,
         max(tested_on) as last_tested_on,
         arg_max(tester_name, tested_on) as tester_name,
@@ -48,7 +50,7 @@ select
     case when per_slot.replicates is null then 'pending' else 'measured' end as status,
     round(per_slot.mean_reading, 2) as value,
     per_slot.mean_reading,
-    round(per_slot.reading_sd, 3) as reading_sd,
+    per_slot.reading_sd,
     coalesce(per_slot.replicates, 0) as replicates,
     per_slot.first_tested_on,
     per_slot.last_tested_on,
