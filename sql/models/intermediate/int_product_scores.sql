@@ -1,9 +1,11 @@
 -- The overall rating: the weighted mean of the sub-scores of tested slots only.
 select
     product_slug,
-    -- Decimal sums: the same inputs give the same rating whatever order threads add in.
+    -- Decimal sums, so the same inputs give the same rating whatever order threads add in;
+    -- the quotient (a double) goes back to decimal so that 48.45 rounds to 48.5, not 48.4.
     round((sum((sub_score * weight)::decimal(18, 6)) filter (where status = 'measured')
-        / nullif(sum(weight::decimal(18, 6)) filter (where status = 'measured'), 0))::double, 1) as overall_rating,
+        / nullif(sum(weight::decimal(18, 6)) filter (where status = 'measured'), 0))::decimal(18, 6), 1)::double
+        as overall_rating,
     count(*) filter (where status = 'measured') as tested_slots,
     count(*) as planned_slots,
     list(
