@@ -9,12 +9,12 @@ a spreadsheet (the header is row 1) and the column.
 
 from __future__ import annotations
 
-import hashlib
 import re
-from dataclasses import dataclass
 from pathlib import Path
 
 import polars as pl
+
+from reuse_data.input_problems import InputProblems, RowProblem, sha256_of
 
 SHEET_COLUMNS = ["product", "protocol", "sample", "reading", "unit", "tester", "date", "notes"]
 REQUIRED_CELLS = ["product", "protocol", "sample", "reading", "unit", "tester", "date"]
@@ -23,38 +23,10 @@ _NUMBER = re.compile(r"^[+-]?(\d+([.,]\d*)?|[.,]\d+)$")
 _DATE = re.compile(r"^(\d{4})-(\d{2})-(\d{2})([ T]00:00:00(\.0+)?)?$")
 
 
-@dataclass(frozen=True)
-class RowProblem:
-    """One thing wrong with one cell of a sheet."""
+class SheetError(InputProblems):
+    """A bench sheet that cannot be ingested."""
 
-    file: str
-    row: int
-    column: str
-    value: str
-    message: str
-    sheet: str | None = None
-
-    def __str__(self) -> str:
-        where = f"{self.file}" + (f" [sheet {self.sheet}]" if self.sheet else "")
-        return f"{where}, row {self.row}, column '{self.column}': {self.message} (got {self.value!r})"
-
-
-class SheetError(ValueError):
-    """A sheet that cannot be ingested; ``problems`` lists every bad cell."""
-
-    def __init__(self, problems: list[RowProblem]):
-        self.problems = problems
-        shown = "\n".join(f"  - {p}" for p in problems[:25])
-        more = f"\n  … and {len(problems) - 25} more" if len(problems) > 25 else ""
-        super().__init__(f"{len(problems)} problem(s) in bench sheets:\n{shown}{more}")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    subject = "bench sheets"
 
 
 def parse_reading(text: str | None) -> float | None:

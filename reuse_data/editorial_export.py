@@ -17,20 +17,16 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from reuse_data.bench_sheets import RowProblem, sha256_of
+from reuse_data.input_problems import InputProblems, RowProblem, sha256_of
 
 TEXT, NUMBER, LIST, MAPPING, TIMESTAMP = "text", "number", "list", "mapping", "timestamp"
 TRANSLATED = MAPPING  # a mapping of language code to text; completeness is checked in dbt
 
 
-class ExportError(ValueError):
-    """An editorial export file that cannot be ingested; ``problems`` lists each bad field."""
+class ExportError(InputProblems):
+    """An editorial export file that cannot be ingested."""
 
-    def __init__(self, problems: list[RowProblem]):
-        self.problems = problems
-        shown = "\n".join(f"  - {p}" for p in problems[:25])
-        more = f"\n  … and {len(problems) - 25} more" if len(problems) > 25 else ""
-        super().__init__(f"{len(problems)} problem(s) in the editorial export:\n{shown}{more}")
+    subject = "the editorial export"
 
 
 @dataclass(frozen=True)

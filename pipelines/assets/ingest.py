@@ -13,6 +13,7 @@ from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Failure, 
 from pipelines.resources import InputsResource, WarehouseResource
 from reuse_data.bench_sheets import SHEET_COLUMNS, SHEET_SUFFIXES, SheetError, read_sheet
 from reuse_data.editorial_export import EXPORT_TABLES, ExportError, ExportTable, read_export_table
+from reuse_data.input_problems import InputProblems
 
 RAW_SCHEMA = "raw"
 BENCH_TABLE = "bench_readings"
@@ -29,7 +30,7 @@ def write_raw_table(warehouse: WarehouseResource, table: str, frame: pl.DataFram
     return len(frame)
 
 
-def _failure(error: SheetError | ExportError) -> Failure:
+def _failure(error: InputProblems) -> Failure:
     return Failure(
         description=str(error),
         metadata={"problems": MetadataValue.json([vars(p) for p in error.problems[:200]])},
