@@ -106,8 +106,26 @@ def command_demo_generate(args: argparse.Namespace) -> int:
 
 
 def command_serve(args: argparse.Namespace) -> int:
-    _print("`reuse-data serve` arrives with the public API (issue 3); nothing to serve yet.")
-    return 2
+    import uvicorn
+
+    from serve.app import create_app
+
+    settings = load_settings()
+    from warehouse.snapshots import current_version
+
+    if current_version(settings.snapshots_dir) is None:
+        _print(f"error: no snapshot published in {settings.snapshots_dir}; run `reuse-data build` first")
+        return 2
+    _print(f"serving {settings.base_url}/api/public/ on http://{args.host}:{args.port} (Ctrl+C stops)")
+    uvicorn.run(
+        create_app(settings),
+        host=args.host,
+        port=args.port,
+        workers=1,
+        log_level="warning",
+        timeout_graceful_shutdown=10,
+    )
+    return 0
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -130,9 +148,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     build.set_defaults(handler=command_build)
 
-    serve = commands.add_parser("serve", help="serve the public API (arrives with the API)")
-    serve.add_argument("--host", default="127.0.0.1")
-    serve.add_argument("--port", type=int, default=8000)
+    serve = commands.add_parser(
+        "serve",
+        help="serve the public API from the current snapshot",
+        description="Serve the read-only public API. A newly published snapshot is picked up without a restart.",
+    )
+    serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.set_defaults(handler=command_serve)
 
     snapshots = commands.add_parser("snapshots", help="list published snapshots or roll back to one")

@@ -1,0 +1,80 @@
+"""The public API app, assembled in one place: routes, error handlers, middleware, lifespan."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+
+import orjson
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
+from starlette.middleware.gzip import GZipMiddleware
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from reuse_data.settings import Settings, load_settings
+from serve import openapi, routes_ask, routes_bench, routes_catalogue, routes_pages
+from serve.documents import precompute
+from serve.http_cache import cached
+from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
+from serve.snapshot import Snapshot, SnapshotHolder
+
+
+async def openapi_document(request: Request) -> Response:
+    snapshot = request.app.state.snapshots.current
+    return cached(request, snapshot, request.app.state.openapi)
+
+
+def create_app(settings: Settings | None = None) -> Starlette:
+    settings = settings or load_settings()
+
+    def prepare(snapshot: Snapshot) -> None:
+        precompute(snapshot, settings.base_url)
+        routes_ask.prepare_ask(snapshot)
+
+    holder = SnapshotHolder(settings.snapshots_dir, prepare)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        await asyncio.to_thread(holder.load_current)
+        watcher = asyncio.create_task(holder.watch())
+        try:
+            yield
+        finally:
+            watcher.cancel()
+
+    app = Starlette(
+        routes=[
+            *routes_ask.routes,
+            *routes_catalogue.routes,
+            *routes_pages.routes,
+            *routes_bench.routes,
+            Route("/api/public/openapi.json", openapi_document),
+        ],
+        middleware=[
+            Middleware(
+                CORSMiddleware,
+                allow_origins=["*"],
+                allow_methods=["GET", "HEAD", "OPTIONS"],
+                allow_headers=["*"],
+                expose_headers=["ETag", "X-Dataset-Version"],
+                max_age=86400,
+            ),
+            Middleware(GZipMiddleware, minimum_size=1024),
+        ],
+        exception_handlers={
+            ProblemError: handle_problem,
+            HTTPException: handle_http_exception,
+            Exception: handle_unexpected,
+        },
+        lifespan=lifespan,
+    )
+    app.state.snapshots = holder
+    app.state.base_url = settings.base_url
+    app.state.openapi = orjson.dumps(openapi.document(settings.base_url))
+
+    return app

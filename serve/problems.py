@@ -1,0 +1,66 @@
+"""RFC 9457 problem details: every error the API returns, as application/problem+json."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import Response
+
+PROBLEM_TYPE_BASE = "https://reuse-data.example/problems/"
+TITLES = {
+    400: "Invalid request",
+    404: "Not found",
+    405: "Method not allowed",
+    500: "Internal error",
+    503: "No published snapshot",
+}
+
+
+class ProblemError(Exception):
+    """An error to return as problem+json; ``errors`` names each bad parameter."""
+
+    def __init__(self, status: int, detail: str, errors: list[dict[str, str]] | None = None, slug: str | None = None):
+        super().__init__(detail)
+        self.status = status
+        self.detail = detail
+        self.errors = errors or []
+        self.slug = slug or {400: "invalid-parameter", 404: "not-found"}.get(status, "error")
+
+
+def problem_response(
+    request: Request, status: int, detail: str, errors: list[dict[str, str]] | None = None, slug: str | None = None
+) -> Response:
+    body: dict[str, Any] = {
+        "type": PROBLEM_TYPE_BASE + (slug or TITLES.get(status, "error").lower().replace(" ", "-")),
+        "title": TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "instance": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
+    }
+    if errors:
+        body["errors"] = errors
+    headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store"}
+    if status == 405:
+        headers["Allow"] = "GET, HEAD, OPTIONS"
+    return Response(orjson.dumps(body), status_code=status, media_type="application/problem+json", headers=headers)
+
+
+async def handle_problem(request: Request, error: Exception) -> Response:
+    assert isinstance(error, ProblemError)
+    return problem_response(request, error.status, error.detail, error.errors, error.slug)
+
+
+async def handle_http_exception(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    detail = {
+        404: f"No resource at {request.url.path}. The operations are listed at /api/public/openapi.json.",
+        405: f"{request.method} is not allowed: every operation of this API is a GET.",
+    }.get(error.status_code, str(error.detail))
+    return problem_response(request, error.status_code, detail)
+
+
+async def handle_unexpected(request: Request, error: Exception) -> Response:
+    return problem_response(request, 500, "Something went wrong on our side; the request can be retried.")

@@ -1,0 +1,87 @@
+"""ask.json: the first call a client makes for a question (SPEC.md, behaviour rules for ask)."""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from serve import params
+from serve.ask import LANGUAGES, AskIndex, accept_language, script_language
+from serve.documents import USAGE, encode, envelope
+from serve.http_cache import cached
+from serve.problems import ProblemError
+from serve.snapshot import Snapshot
+
+DEFAULT_LIMIT, MAX_LIMIT = 5, 20
+FALLBACK_PATH = "/guides/start-here"
+FALLBACK_NOTE = {
+    "en": "Nothing matched closely. Start from our guide hub, which links every buying guide.",
+    "zh": "没有找到足够接近的答案。请从我们的指南总页开始，那里链接了所有选购指南。",
+    "el": "Δεν βρέθηκε κοντινή απάντηση. Ξεκινήστε από τη σελίδα με όλους τους οδηγούς αγοράς μας.",
+    "vi": "Không tìm thấy câu trả lời phù hợp. Hãy bắt đầu từ trang tổng hợp mọi hướng dẫn mua sắm của chúng tôi.",
+    "ar": "لم نجد إجابة قريبة بما يكفي. ابدأ من صفحة الأدلة التي تضم روابط جميع أدلة الشراء لدينا.",
+    "pa": "ਕੋਈ ਨੇੜਲਾ ਜਵਾਬ ਨਹੀਂ ਮਿਲਿਆ। ਸਾਡੇ ਗਾਈਡ ਹੱਬ ਤੋਂ ਸ਼ੁਰੂ ਕਰੋ, ਜਿੱਥੇ ਹਰ ਖਰੀਦ ਗਾਈਡ ਦਾ ਲਿੰਕ ਹੈ।",
+}
+
+
+def prepare_ask(snapshot: Snapshot) -> None:
+    """Build the ask index when the snapshot loads; it switches with the snapshot."""
+    snapshot.cache["ask_index"] = AskIndex(snapshot.tables["recommendations"], snapshot.tables["answers"])
+
+
+def choose_language(request: Request, question: str) -> str:
+    lang = request.query_params.get("lang")
+    if lang is not None:
+        if lang not in LANGUAGES:
+            raise ProblemError(
+                400,
+                f"Query parameter 'lang' must be one of {', '.join(LANGUAGES)}.",
+                errors=[{"parameter": "lang", "message": f"must be one of {', '.join(LANGUAGES)}"}],
+            )
+        return lang
+    return accept_language(request.headers.get("accept-language", "")) or script_language(question)
+
+
+async def ask(request: Request) -> Response:
+    question = params.required_text(request, "q", params.MAX_Q_LENGTH)
+    limit = params.limit(request, DEFAULT_LIMIT, MAX_LIMIT)
+    lang = choose_language(request, question)
+    snapshot = request.app.state.snapshots.current
+    base_url = request.app.state.base_url
+    matches = snapshot.cache["ask_index"].search(question, limit)
+    best = matches[0][1] if matches else 1.0
+    results = []
+    for entry, score in matches:
+        row = entry.row
+        result = {
+            "type": entry.kind,
+            "question": row["question"][lang],
+            "answer": row["answer"][lang],
+            "url": row["url"],
+            "confidence": round(score / best, 4),
+        }
+        if entry.kind == "recommendation":
+            result["evidence"] = row["evidence"][lang]
+            result["product"] = {"name": row["product_name"], "brand": row["brand"], "url": row["product_url"]}
+        results.append(result)
+    fallback_url = f"{base_url}{FALLBACK_PATH}" + ("" if lang == "en" else f"?lang={lang}")
+    body = {
+        **envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)),
+        "language": lang,
+        "supported_languages": [
+            {"code": row["code"], "name": row["name"], "native": row["native"], "hreflang": row["hreflang"]}
+            for row in snapshot.tables["languages"]
+        ],
+        "query": question,
+        "answer": results[0]["answer"] if results else None,
+        "cite": results[0]["url"] if results else fallback_url,
+        "results": results,
+        "fallback": {"note": FALLBACK_NOTE[lang], "url": fallback_url},
+    }
+    return cached(request, snapshot, encode(body), vary_language=True)
+
+
+routes = [Route("/api/public/ask.json", ask)]

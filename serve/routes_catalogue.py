@@ -1,0 +1,36 @@
+"""Routes whose bodies are fixed per snapshot: collections, descriptors, claims, full text."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from serve.http_cache import JSON, cached
+
+NDJSON = "application/x-ndjson"
+TEXT = "text/plain; charset=utf-8"
+
+
+def _document(name: str, media_type: str = JSON):
+    """A route serving the body precomputed under ``name`` for the current snapshot."""
+
+    async def endpoint(request: Request) -> Response:
+        snapshot = request.app.state.snapshots.current
+        return cached(request, snapshot, snapshot.cache[name], media_type)
+
+    endpoint.__name__ = name
+    return endpoint
+
+
+routes = [
+    Route("/api/public/products.json", _document("products")),
+    Route("/api/public/recommendations.json", _document("recommendations")),
+    Route("/api/public/answers.json", _document("answers")),
+    Route("/api/public/content.json", _document("content")),
+    Route("/api/public/capabilities.json", _document("capabilities")),
+    Route("/api/public/dataset.json", _document("dataset")),
+    Route("/api/public/press-kit.json", _document("press_kit")),
+    Route("/api/public/claims.jsonl", _document("claims", NDJSON)),
+    Route("/llms-full.txt", _document("llms_full", TEXT)),
+]

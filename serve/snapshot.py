@@ -1,0 +1,134 @@
+"""The snapshot a server answers from: loaded once, precomputed, swapped whole when a new one lands.
+
+A request takes ``holder.current`` once and answers from that object only, so no response
+mixes two snapshots. A watcher polls ``CURRENT``; a new version is loaded and precomputed
+off the event loop and then swapped in with one assignment, so a switch fails no request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import duckdb
+
+from serve.problems import ProblemError
+from warehouse.snapshots import current_version, open_snapshot, snapshot_path
+
+log = logging.getLogger("reuse_data.serve")
+POLL_SECONDS = 1.0
+
+
+def _rows(connection: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+    cursor = connection.execute(sql)
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+@dataclass
+class Snapshot:
+    """One published snapshot in memory: its tables as records, plus a connection for streaming."""
+
+    version: str
+    path: Path
+    published_at: dt.datetime
+    tables: dict[str, list[dict[str, Any]]]
+    connection: duckdb.DuckDBPyConnection
+    cache: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def publisher(self) -> dict[str, Any]:
+        return self.tables["publisher"][0]
+
+    @property
+    def statistics(self) -> dict[str, Any]:
+        return self.tables["dataset_statistics"][0]
+
+    def cursor(self) -> duckdb.DuckDBPyConnection:
+        """A cursor of its own for one request (DuckDB connections are not shared across threads)."""
+        return self.connection.cursor()
+
+
+IN_MEMORY_TABLES = {
+    "products": "SELECT * EXCLUDE (record_hash) FROM products ORDER BY category_slug, product_slug",
+    "recommendations": "SELECT * FROM recommendations ORDER BY position",
+    "answers": "SELECT * FROM answers ORDER BY position",
+    "content": "SELECT * FROM content ORDER BY section, slug",
+    "pages": "SELECT * FROM pages ORDER BY path",
+    "changes": "SELECT * FROM changes ORDER BY changed_at DESC, url",
+    "claims": "SELECT * FROM claims ORDER BY claim_id",
+    "corpus_documents": "SELECT * FROM corpus_documents ORDER BY position",
+    "categories": "SELECT * FROM categories ORDER BY position",
+    "protocols": "SELECT * FROM protocols ORDER BY protocol_slug",
+    "people": "SELECT * FROM people ORDER BY person_slug",
+    "publisher": "SELECT * FROM publisher",
+    "languages": "SELECT * FROM languages ORDER BY position",
+    "dataset_statistics": "SELECT * FROM dataset_statistics",
+}
+
+
+def load_snapshot(store: Path, version: str) -> Snapshot:
+    """Open a snapshot read-only and read the tables every response is built from."""
+    path = snapshot_path(store, version)
+    with open_snapshot(path) as connection:
+        tables = {name: _rows(connection, sql) for name, sql in IN_MEMORY_TABLES.items()}
+        published_at = connection.execute("SELECT published_at FROM snapshot_info").fetchone()[0]
+    streaming = duckdb.connect(str(path), read_only=True)
+    return Snapshot(
+        version=version,
+        path=path,
+        published_at=published_at.astimezone(dt.UTC),
+        tables=tables,
+        connection=streaming,
+    )
+
+
+class SnapshotHolder:
+    """The snapshot being served, and the watcher that replaces it when CURRENT moves."""
+
+    def __init__(self, store: Path, prepare: Any = None):
+        self.store = store
+        self.prepare = prepare or (lambda snapshot: None)
+        self._current: Snapshot | None = None
+        self._retired: list[Snapshot] = []
+
+    @property
+    def current(self) -> Snapshot:
+        if self._current is None:
+            raise ProblemError(503, "No snapshot is published yet: run `reuse-data build` first.", slug="no-snapshot")
+        return self._current
+
+    @property
+    def ready(self) -> bool:
+        return self._current is not None
+
+    def load_current(self) -> bool:
+        """Load the version CURRENT names if it is not the one served; True when it switched."""
+        version = current_version(self.store)
+        if version is None or (self._current is not None and self._current.version == version):
+            return False
+        snapshot = load_snapshot(self.store, version)
+        self.prepare(snapshot)
+        previous, self._current = self._current, snapshot
+        if previous is not None:
+            # Keep the previous one open: a stream may still be reading it. Close older ones.
+            self._retired.append(previous)
+            while len(self._retired) > 2:
+                self._retired.pop(0).connection.close()
+        log.info("serving snapshot %s", version)
+        return True
+
+    async def watch(self) -> None:
+        """Poll CURRENT and switch; a snapshot that fails to load leaves the served one in place."""
+        while True:
+            await asyncio.sleep(POLL_SECONDS)
+            try:
+                await asyncio.to_thread(self.load_current)
+            except Exception:  # keep serving what we have; say why in the log
+                log.exception(
+                    "could not load the new snapshot; still serving %s", self._current and self._current.version
+                )

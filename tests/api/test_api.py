@@ -1,0 +1,310 @@
+"""The public API against a real uvicorn on a free loopback port, over a real demo build."""
+
+from __future__ import annotations
+
+import csv
+import gzip
+import io
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import quote, urlsplit
+
+import pytest
+
+from tests.conftest import PROJECT_ROOT, run_cli
+from warehouse.snapshots import current_version, publish
+
+BASE_URL = "http://127.0.0.1:8000"  # REUSE_DATA_BASE_URL default: what cited URLs carry
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self):
+        return json.loads(self.body)
+
+
+@dataclass
+class Server:
+    port: int
+    home: Path
+
+    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=30) as response:
+                return Reply(response.status, {k.lower(): v for k, v in response.headers.items()}, response.read())
+        except urllib.error.HTTPError as error:
+            return Reply(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory) -> Server:
+    home = tmp_path_factory.mktemp("api") / "home"
+    built = run_cli("build", home=home)
+    assert built.returncode == 0, built.output[-3000:]
+    port = free_port()
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reuse_data.cli", "serve", "--port", str(port)],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    running = Server(port, home)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            if running.get("/api/public/capabilities.json").status == 200:
+                break
+        except OSError:
+            time.sleep(0.3)
+    else:
+        process.kill()
+        pytest.fail(f"server did not start: {process.stdout.read().decode()[-2000:]}")
+    yield running
+    process.terminate()
+    process.wait(timeout=30)
+
+
+ENVELOPE = ("source", "license", "usage", "generated_at", "dataset_version")
+JSON_OPERATIONS = [
+    "/api/public/ask.json?q=insulated+bottle+hot",
+    "/api/public/recommendations.json",
+    "/api/public/products.json",
+    "/api/public/answers.json",
+    "/api/public/page.json?path=/guides/start-here",
+    "/api/public/capabilities.json",
+    "/api/public/content.json",
+    "/api/public/press-kit.json",
+    "/api/public/changes.json",
+]
+
+
+@pytest.mark.parametrize("path", JSON_OPERATIONS)
+def test_json_operations_carry_the_envelope_and_caching_headers(server: Server, path: str):
+    reply = server.get(path, {"Origin": "https://example.org"})
+    assert reply.status == 200
+    assert reply.headers["content-type"] == "application/json; charset=utf-8"
+    body = reply.json()
+    assert all(key in body for key in ENVELOPE)
+    assert body["generated_at"].endswith("Z") and len(body["generated_at"]) == len("2026-11-22T08:15:02.123Z")
+    assert reply.headers["x-dataset-version"] == body["dataset_version"]
+    assert reply.headers["cache-control"] == "public, max-age=300"
+    assert reply.headers["access-control-allow-origin"] == "*"
+    assert reply.headers["etag"]
+
+
+def test_a_matching_if_none_match_gets_304(server: Server):
+    first = server.get("/api/public/products.json")
+    again = server.get("/api/public/products.json", {"If-None-Match": first.headers["etag"]})
+    assert again.status == 304 and again.body == b""
+    assert server.get("/api/public/products.json", {"If-None-Match": '"other"'}).status == 200
+
+
+def test_gzip_when_asked(server: Server):
+    reply = server.get("/api/public/content.json", {"Accept-Encoding": "gzip"})
+    assert reply.headers["content-encoding"] == "gzip"
+    assert json.loads(gzip.decompress(reply.body))["count"] >= 60
+
+
+# --- ask --------------------------------------------------------------------------------
+
+
+def test_ask_answers_with_the_best_result_and_a_url_to_cite(server: Server):
+    body = server.get("/api/public/ask.json?q=" + quote("Which insulated bottle keeps tea hot all day?")).json()
+    assert body["results"], body
+    assert body["answer"] == body["results"][0]["answer"]
+    assert body["cite"] == body["results"][0]["url"]
+    assert body["results"][0]["confidence"] == 1
+    confidences = [r["confidence"] for r in body["results"]]
+    assert confidences == sorted(confidences, reverse=True)
+    assert len(body["results"]) <= 5
+    first = body["results"][0]
+    assert first["type"] == "recommendation" and {"evidence", "product"} <= set(first)
+    assert [lang["code"] for lang in body["supported_languages"]] == ["en", "zh", "el", "vi", "ar", "pa"]
+    assert {lang["code"]: lang["hreflang"] for lang in body["supported_languages"]}["zh"] == "zh-Hans"
+
+
+def test_ask_with_no_match_is_200_with_the_fallback(server: Server):
+    body = server.get("/api/public/ask.json?q=" + quote("quantum chromodynamics lecture notes")).json()
+    assert (body["answer"], body["results"]) == (None, [])
+    assert body["cite"] == body["fallback"]["url"] == f"{BASE_URL}/guides/start-here"
+    chinese = server.get("/api/public/ask.json?lang=zh&q=" + quote("量子色动力学讲义")).json()
+    assert chinese["cite"] == f"{BASE_URL}/guides/start-here?lang=zh" and chinese["language"] == "zh"
+
+
+def test_ask_language_choice(server: Server):
+    question = quote("insulated bottle")
+    assert server.get(f"/api/public/ask.json?q={question}&lang=el").json()["language"] == "el"
+    header = {"Accept-Language": "fr;q=1, ar;q=0.9, en;q=0.5"}
+    assert server.get(f"/api/public/ask.json?q={question}", header).json()["language"] == "ar"
+    assert server.get("/api/public/ask.json?q=" + quote("保温杯")).json()["language"] == "zh"
+    greek = server.get("/api/public/ask.json?lang=en&q=" + quote("θερμός μπουκάλι")).json()
+    assert greek["language"] == "en"
+
+
+def test_ask_limit_is_clamped(server: Server):
+    body = server.get("/api/public/ask.json?q=bottle&limit=999").json()
+    assert len(body["results"]) <= 20
+
+
+@pytest.mark.parametrize(
+    ("path", "parameter"),
+    [
+        ("/api/public/ask.json", "q"),
+        ("/api/public/ask.json?q=x&limit=-1", "limit"),
+        ("/api/public/ask.json?q=x&limit=abc", "limit"),
+        ("/api/public/ask.json?q=x&lang=fr", "lang"),
+        ("/api/public/ask.json?q=" + "x" * 1001, "q"),
+        ("/api/public/page.json", "path"),
+        ("/api/public/page.json?path=/" + "x" * 600, "path"),
+        ("/api/public/changes.json?since=yesterday", "since"),
+        ("/api/public/bench.jsonl?limit=1.5", "limit"),
+    ],
+)
+def test_bad_parameters_get_a_problem_naming_them(server: Server, path: str, parameter: str):
+    reply = server.get(path)
+    assert reply.status == 400
+    assert reply.headers["content-type"] == "application/problem+json"
+    problem = reply.json()
+    assert {"type", "title", "status", "detail", "instance"} <= set(problem) and problem["status"] == 400
+    assert [error["parameter"] for error in problem["errors"]] == [parameter]
+    if parameter == "lang":
+        assert "en, zh, el, vi, ar, pa" in problem["detail"]
+
+
+# --- page and changes -------------------------------------------------------------------
+
+
+def test_page_record_and_404(server: Server):
+    page = server.get("/api/public/page.json?path=/guides/start-here").json()["page"]
+    assert page["canonical_url"] == f"{BASE_URL}/guides/start-here"
+    assert {"title", "answer", "body", "faq", "sources", "attribution"} <= set(page)
+    missing = server.get("/api/public/page.json?path=/guides/no-such-guide")
+    assert missing.status == 404 and missing.headers["content-type"] == "application/problem+json"
+
+
+def test_change_feed_follows_the_spec(server: Server):
+    feed = server.get("/api/public/changes.json").json()
+    assert feed["since"] is None
+    assert feed["total_changed"] == feed["returned"] == len(feed["changes"]) > 0
+    times = [c["changed_at"] for c in feed["changes"]]
+    assert times == sorted(times, reverse=True) and feed["latest_change"] == times[0]
+    assert {c["type"] for c in feed["changes"]} <= {"guide", "comparison", "review", "product", "post"}
+    assert feed["full_corpus"] == f"{BASE_URL}/llms-full.txt"
+    assert feed["claims"] == f"{BASE_URL}/api/public/claims.jsonl"
+    later = server.get("/api/public/changes.json?since=2026-10-01").json()
+    assert later["since"] == "2026-10-01"
+    assert all(c["changed_at"] > "2026-10-01" for c in later["changes"])
+    assert later["total_changed"] < feed["total_changed"]
+
+
+def test_every_changed_url_has_a_page_record(server: Server):
+    for change in server.get("/api/public/changes.json").json()["changes"]:
+        path = urlsplit(change["url"]).path
+        assert path.count("/") == 2 and change["url"] == BASE_URL + path
+        assert server.get(f"/api/public/page.json?path={quote(path)}").status == 200, path
+
+
+# --- bench ------------------------------------------------------------------------------
+
+
+def bench_rows(server: Server, query: str = "") -> tuple[list[dict], list[dict]]:
+    jsonl = server.get(f"/api/public/bench.jsonl{query}")
+    csv_reply = server.get(f"/api/public/bench.csv{query}")
+    assert jsonl.headers["content-type"] == "application/x-ndjson"
+    assert csv_reply.headers["content-type"] == "text/csv; charset=utf-8"
+    assert "attachment; filename=" in csv_reply.headers["content-disposition"]
+    lines = [json.loads(line) for line in jsonl.body.decode().splitlines()]
+    table = list(csv.DictReader(io.StringIO(csv_reply.body.decode())))
+    return lines, table
+
+
+def test_bench_jsonl_and_csv_carry_the_same_rows_in_the_same_order(server: Server):
+    for query in ("", "?protocol=leak-loss", "?limit=7"):
+        lines, table = bench_rows(server, query)
+        assert [r["measurement_id"] for r in lines] == [r["measurement_id"] for r in table]
+        for line, row in zip(lines, table, strict=True):
+            assert (line["value"] is None) == (row["value"] == "")
+    lines, _ = bench_rows(server, "?protocol=leak-loss")
+    assert lines and {r["protocol_slug"] for r in lines} == {"leak-loss"}
+
+
+def test_untested_slots_are_published_null_and_pending(server: Server):
+    lines, _ = bench_rows(server)
+    pending = [r for r in lines if r["status"] == "pending"]
+    assert pending and all(r["value"] is None for r in pending)
+    assert all(r["value"] is not None for r in lines if r["status"] == "measured")
+
+
+def test_unknown_filters_and_injection_attempts_return_no_rows(server: Server):
+    for query in (
+        "?protocol=no-such-protocol",
+        "?product=" + quote("x' OR '1'='1"),
+        "?protocol=" + quote("'; DROP TABLE bench_measurements; --"),
+    ):
+        lines, table = bench_rows(server, query)
+        assert (lines, table) == ([], [])
+    assert len(bench_rows(server)[0]) > 0
+
+
+# --- descriptors and the OpenAPI document -----------------------------------------------
+
+
+def test_dataset_descriptor_is_a_schema_org_dataset_whose_downloads_resolve(server: Server):
+    dataset = server.get("/api/public/dataset.json").json()
+    assert dataset["@type"] == "Dataset" and dataset["license"] == "https://creativecommons.org/licenses/by/4.0/"
+    assert 50 <= len(dataset["description"]) <= 5000
+    assert "@misc{" in dataset["citation_bibtex"]
+    assert len(dataset["variableMeasured"]) >= 12
+    for download in dataset["distribution"]:
+        path = urlsplit(download["contentUrl"]).path
+        assert server.get(path).status == 200, path
+
+
+def test_openapi_document_and_routes_agree(server: Server):
+    document = server.get("/api/public/openapi.json").json()
+    assert document["openapi"] == "3.1.0" and document["info"]["version"] == "1.0.0"
+    for path, item in document["paths"].items():
+        required = [p for p in item["get"]["parameters"] if p["required"]]
+        reply = server.get(path)
+        assert reply.status == (400 if required else 200), path
+    assert server.get("/api/public/nothing-here").status == 404
+
+
+# --- a snapshot switch while serving ----------------------------------------------------
+
+
+def test_a_new_snapshot_is_served_without_a_restart(server: Server):
+    store = server.home / "snapshots"
+    before = current_version(store)
+    info = publish(store, server.home / "warehouse" / "build.duckdb")
+    deadline = time.monotonic() + 15
+    seen = set()
+    while time.monotonic() < deadline:
+        reply = server.get("/api/public/products.json")
+        assert reply.status == 200
+        seen.add(reply.headers["x-dataset-version"])
+        if reply.headers["x-dataset-version"] == info.version:
+            break
+        time.sleep(0.2)
+    assert info.version in seen and seen <= {before, info.version}
