@@ -24,4 +24,8 @@ PUBLISHED_TABLES: tuple[str, ...] = (
     "languages",
 )
 
+# Tables stored in a fixed row order, so that a plain scan streams them in that order
+# (DuckDB preserves insertion order) without sorting at request time.
+STORED_ORDER: dict[str, str] = {"bench_measurements": "stream_position"}
+
 SNAPSHOT_INFO_TABLE = "snapshot_info"

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE
+from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE, STORED_ORDER
 
 CURRENT_FILE = "CURRENT"
 STAGING_PREFIX = ".staging-"
@@ -139,7 +139,8 @@ def publish(
         try:
             connection.execute(f"ATTACH {_sql_string(str(build_warehouse))} AS build (READ_ONLY)")
             for table in PUBLISHED_TABLES:
-                connection.execute(f'CREATE TABLE "{table}" AS SELECT * FROM build.{MARTS_SCHEMA}."{table}"')
+                order = f" ORDER BY {STORED_ORDER[table]}" if table in STORED_ORDER else ""
+                connection.execute(f'CREATE TABLE "{table}" AS SELECT * FROM build.{MARTS_SCHEMA}."{table}"{order}')
             connection.execute(
                 f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
                 "? AS inputs_fingerprint, ?::VARCHAR[] AS tables",

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.contract import PUBLISHED_TABLES
+from warehouse.contract import PUBLISHED_TABLES, STORED_ORDER
 from warehouse.snapshots import (
     CURRENT_FILE,
     SnapshotError,
@@ -22,11 +22,15 @@ from warehouse.snapshots import (
 
 
 def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED_TABLES) -> Path:
-    """A build warehouse with every published mart holding one row tagged ``marker``."""
+    """A build warehouse with every published mart holding one row tagged ``marker``.
+
+    Tables stored in a fixed order also carry their ordering column, as the real marts do.
+    """
     connection = duckdb.connect(str(path))
     connection.execute("CREATE SCHEMA IF NOT EXISTS marts")
     for table in tables:
-        connection.execute(f'CREATE OR REPLACE TABLE marts."{table}" AS SELECT {marker} AS marker')
+        order_column = f", 1 AS {STORED_ORDER[table]}" if table in STORED_ORDER else ""
+        connection.execute(f'CREATE OR REPLACE TABLE marts."{table}" AS SELECT {marker} AS marker{order_column}')
     connection.close()
     return path
 
