@@ -29,12 +29,12 @@ dev: setup  ## the Dagster UI (dagster dev) on the same assets, http://127.0.0.1
 	@mkdir -p $(REUSE_DATA_HOME)/dagster
 	DAGSTER_HOME=$(REUSE_DATA_HOME)/dagster $(BIN)/dagster dev -w workspace.yaml
 
-test: setup  ## lint + the whole test suite (what CI runs)
-	$(BIN)/ruff check .
+test: lint  ## lint + the whole test suite (what CI runs)
 	$(BIN)/python -m pytest
 
-lint: setup  ## ruff only
+lint: setup  ## ruff: lint rules and formatting
 	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 lock: setup  ## re-pin requirements.lock from the current .venv
 	@(echo "# Every package the project installs, pinned to the versions tested together."; \
