@@ -18,6 +18,7 @@ environment:
 examples:
   reuse-data build                         materialise the demo and publish a snapshot
   reuse-data build --inputs /data/export   build from another publisher's export
+  reuse-data serve --port 8000 --workers 2 serve the public API from the current snapshot
   reuse-data snapshots list                see published snapshots, newest first
   reuse-data snapshots rollback 20261122T081502123Z
   reuse-data demo generate --products 5000 --measurements 200000 --out /tmp/big
@@ -108,20 +109,26 @@ def command_demo_generate(args: argparse.Namespace) -> int:
 def command_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from serve.app import create_app
-
-    settings = load_settings()
     from warehouse.snapshots import current_version
 
+    settings = load_settings()
     if current_version(settings.snapshots_dir) is None:
         _print(f"error: no snapshot published in {settings.snapshots_dir}; run `reuse-data build` first")
         return 2
-    _print(f"serving {settings.base_url}/api/public/ on http://{args.host}:{args.port} (Ctrl+C stops)")
+    if args.workers < 1:
+        _print("error: --workers must be at least 1")
+        return 2
+    _print(
+        f"serving {settings.base_url}/api/public/ on http://{args.host}:{args.port} "
+        f"with {args.workers} worker(s) (Ctrl+C stops)"
+    )
+    # An import string and a factory, so that each worker process builds its own app.
     uvicorn.run(
-        create_app(settings),
+        "serve.app:create_app",
+        factory=True,
         host=args.host,
         port=args.port,
-        workers=1,
+        workers=args.workers,
         log_level="warning",
         timeout_graceful_shutdown=10,
     )
@@ -155,6 +162,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
+    serve.add_argument(
+        "--workers", type=int, default=1, help="worker processes sharing the port and the snapshot (default 1)"
+    )
     serve.set_defaults(handler=command_serve)
 
     snapshots = commands.add_parser("snapshots", help="list published snapshots or roll back to one")

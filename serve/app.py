@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 from collections.abc import AsyncIterator
+from concurrent.futures import ThreadPoolExecutor
 
 import orjson
 from starlette.applications import Starlette
@@ -22,6 +24,8 @@ from serve.documents import precompute
 from serve.http_cache import cached
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
 from serve.snapshot import Snapshot, SnapshotHolder
+
+READER_THREADS = min(4, os.cpu_count() or 1)
 
 
 async def openapi_document(request: Request) -> Response:
@@ -42,10 +46,14 @@ def create_app(settings: Settings | None = None) -> Starlette:
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await asyncio.to_thread(holder.load_current)
         watcher = asyncio.create_task(holder.watch())
+        # DuckDB reads at request time (bench pages) run on a few threads of their own: memory that
+        # DuckDB and Arrow keep per thread then stays bounded however many clients stream.
+        app.state.reader_pool = ThreadPoolExecutor(max_workers=READER_THREADS, thread_name_prefix="duckdb-reader")
         try:
             yield
         finally:
             watcher.cancel()
+            app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
     app = Starlette(
         routes=[

@@ -10,14 +10,15 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import re
 from typing import Any
 
 import orjson
 
+from serve.openapi import CC_BY_URL, OPERATIONS
 from serve.snapshot import Snapshot
 
 JSON_COLUMNS = {"specs", "variants", "editorial_scores"}
-CC_BY = "https://creativecommons.org/licenses/by/4.0/"
 
 
 def iso_ms(moment: dt.datetime) -> str:
@@ -71,6 +72,7 @@ USAGE = {
     "changes": "Items changed since `since`, newest first. Poll with the latest changed_at you saw.",
     "capabilities": "What each endpoint answers. Start with ask.json for a question.",
     "press_kit": "Boilerplate, methodology, people and live statistics for the press.",
+    "dataset": "schema.org Dataset descriptor. Cite the dataset with `citation` (or `citation_bibtex`).",
     "ask": "Quote `answer` and cite `cite`. With no match, start from `fallback.url`.",
 }
 
@@ -101,27 +103,26 @@ def page_records(snapshot: Snapshot) -> dict[str, dict[str, Any]]:
 
 
 def capabilities(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
+    """The capability index: every operation of the OpenAPI document, attribution and scoring rules."""
     publisher = snapshot.publisher
-    api = f"{base_url}/api/public"
     endpoints = [
-        ("ask", f"{api}/ask.json?q=", "What is the best sourced answer to my question, and which URL do I cite?"),
-        ("recommendations", f"{api}/recommendations.json", "Which product do you recommend for each buying scenario?"),
-        ("products", f"{api}/products.json", "How did each product score, on which tests, with what specs?"),
-        ("answers", f"{api}/answers.json", "What are your answers to common questions?"),
-        ("page", f"{api}/page.json?path=", "What does a given page say, and how do I attribute it?"),
-        ("content", f"{api}/content.json", "What is the full text of every guide, comparison, review and post?"),
-        ("bench", f"{api}/bench.jsonl", "What exactly did the lab measure, how, by whom and when?"),
-        ("bench_csv", f"{api}/bench.csv", "The same measurements as a spreadsheet."),
-        ("changes", f"{api}/changes.json?since=", "What changed since my last crawl?"),
-        ("dataset", f"{api}/dataset.json", "How do I cite the dataset, and what does it contain?"),
-        ("press_kit", f"{api}/press-kit.json", "Who are you, how do you test, who tests?"),
-        ("claims", f"{api}/claims.jsonl", "Which checkable claims does the dataset make?"),
-        ("full_text", f"{base_url}/llms-full.txt", "Everything, as one plain-text corpus."),
-        ("openapi", f"{api}/openapi.json", "The OpenAPI 3.1 description of every operation."),
+        {
+            "name": operation.operation_id,
+            "method": "GET",
+            "path": operation.path,
+            "example": f"{base_url}{operation.path}" + (f"?{operation.example}" if operation.example else ""),
+            "answers_question": operation.question,
+            "media_type": operation.media_type,
+            "parameters": [
+                {"name": p["name"], "required": p["required"], "description": p["description"]}
+                for p in operation.parameters
+            ],
+        }
+        for operation in OPERATIONS
     ]
     return {
         **envelope(snapshot, USAGE["capabilities"]),
-        "endpoints": [{"name": n, "url": u, "answers_question": q} for n, u, q in endpoints],
+        "endpoints": endpoints,
         "attribution": {
             "license": publisher["license"],
             "license_url": publisher["license_url"],
@@ -130,17 +131,20 @@ def capabilities(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
         },
         "scoring_methodology": {
             "summary": publisher["methodology"],
+            "overall_rating": "Weighted mean of the sub-scores of tested slots only (weights below); "
+            "untested slots are pending and never estimated.",
             "protocols": [
                 {
                     "protocol": p["protocol_slug"],
                     "name": p["protocol_name"]["en"],
                     "unit": p["unit"],
                     "method": p["method"],
+                    "tolerance": plain(p["tolerance"]),
+                    "sample_size": p["sample_size"],
                     "scoring_rules": plain(p["scoring_rules"]),
                 }
                 for p in snapshot.tables["protocols"]
             ],
-            "overall_rating": "Weighted mean of the sub-scores of tested slots only; untested slots are pending.",
         },
     }
 
@@ -172,16 +176,10 @@ def dataset(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
     name = f"{publisher['name']} reusable-product bench tests and reviews"
     citation = f"{publisher['name']} ({year}). {name}, version {snapshot.version}. {api}/dataset.json"
     org = {"@type": "Organization", "name": publisher["name"], "url": publisher["url"]}
-    distributions = [
-        ("bench.jsonl", "application/x-ndjson", "Bench measurements, one JSON object per line"),
-        ("bench.csv", "text/csv", "Bench measurements as CSV"),
-        ("products.json", "application/json", "Scored product catalogue"),
-        ("recommendations.json", "application/json", "Buying-recommendation matrix"),
-        ("answers.json", "application/json", "Answer library"),
-        ("content.json", "application/json", "Editorial corpus"),
-        ("claims.jsonl", "application/x-ndjson", "Checkable claims, one per line"),
-    ]
+    bibtex_key = re.sub(r"[^a-z0-9]+", "", publisher["name"].lower()) or "dataset"
+    everything_but_license = {k: v for k, v in envelope(snapshot, USAGE["dataset"]).items() if k != "license"}
     return {
+        **everything_but_license,
         "@context": "https://schema.org/",
         "@type": "Dataset",
         "name": name,
@@ -194,7 +192,7 @@ def dataset(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
         "url": f"{api}/dataset.json",
         "version": snapshot.version,
         "dateModified": iso_ms(snapshot.published_at),
-        "license": CC_BY,
+        "license": CC_BY_URL,
         "isAccessibleForFree": True,
         "creator": org,
         "publisher": org,
@@ -202,24 +200,20 @@ def dataset(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
             "reusable products",
             "bench tests",
             "product reviews",
-            "drinkware",
-            "food storage",
-            "bags",
-            "coffee equipment",
-            "personal care",
+            *dict.fromkeys(row["category_group"].replace("-", " ") for row in snapshot.tables["categories"]),
+            *(row["category_name"]["en"].lower() for row in snapshot.tables["categories"]),
         ],
+        "inLanguage": [row["hreflang"] for row in snapshot.tables["languages"]],
         "temporalCoverage": f"{stats['first_tested_on']}/{stats['last_tested_on']}",
         "distribution": [
-            {"@type": "DataDownload", "name": label, "contentUrl": f"{api}/{path}", "encodingFormat": media}
-            for path, media, label in distributions
-        ]
-        + [
             {
                 "@type": "DataDownload",
-                "name": "Full-text corpus",
-                "contentUrl": f"{base_url}/llms-full.txt",
-                "encodingFormat": "text/plain",
+                "name": operation.download,
+                "contentUrl": base_url + operation.path,
+                "encodingFormat": operation.media_type,
             }
+            for operation in OPERATIONS
+            if operation.download
         ],
         "variableMeasured": [
             {
@@ -228,12 +222,15 @@ def dataset(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
                 "propertyID": p["protocol_slug"],
                 "unitText": p["unit"],
                 "description": p["method"],
+                "measurementTechnique": (
+                    f"{p['method']} Tolerance ±{plain(p['tolerance'])} {p['unit']}; {p['sample_size']} samples or more."
+                ),
             }
             for p in snapshot.tables["protocols"]
         ],
         "citation": citation,
         "citation_bibtex": (
-            f"@misc{{reuselab_{snapshot.version.lower()},\n  author = {{{{{publisher['name']}}}}},\n"
+            f"@misc{{{bibtex_key}_{snapshot.version.lower()},\n  author = {{{{{publisher['name']}}}}},\n"
             f"  title = {{{name}}},\n  year = {{{year}}},\n  version = {{{snapshot.version}}},\n"
             f"  url = {{{api}/dataset.json}},\n  note = {{Licensed under CC BY 4.0}}\n}}"
         ),

@@ -4,7 +4,7 @@ Cache-Control, X-Dataset-Version. CORS and gzip are middleware in the app."""
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable
+from collections.abc import AsyncIterable, Iterable
 
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
@@ -65,7 +65,7 @@ def cached(
 def streamed(
     request: Request,
     snapshot: Snapshot,
-    chunks: Iterable[bytes],
+    chunks: Iterable[bytes] | AsyncIterable[bytes],
     media_type: str,
     extra_headers: dict[str, str] | None = None,
 ) -> Response:

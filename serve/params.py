@@ -6,10 +6,11 @@ import datetime as dt
 
 from starlette.requests import Request
 
+from serve.openapi import MAX_FILTER_LENGTH
 from serve.problems import ProblemError
 
-MAX_Q_LENGTH = 1000
-MAX_PATH_LENGTH = 512
+# Longer than any limit can be: digits beyond this are clamped without being converted.
+_LIMIT_DIGITS = 9
 
 
 def bad(name: str, message: str) -> ProblemError:
@@ -27,7 +28,7 @@ def required_text(request: Request, name: str, max_length: int) -> str:
     return value
 
 
-def optional_text(request: Request, name: str, max_length: int = 200) -> str | None:
+def optional_text(request: Request, name: str, max_length: int = MAX_FILTER_LENGTH) -> str | None:
     value = request.query_params.get(name)
     if value is None or value == "":
         return None
@@ -43,6 +44,8 @@ def limit(request: Request, default: int, maximum: int) -> int:
         return default
     if not raw.isascii() or not raw.isdigit():
         raise bad("limit", f"must be a whole number from 0 (default {default}, maximum {maximum})")
+    if len(raw.lstrip("0")) > _LIMIT_DIGITS:
+        return maximum
     return min(int(raw), maximum)
 
 
@@ -66,6 +69,7 @@ def since(request: Request) -> dt.datetime | None:
         return None
     try:
         moment = _parse_moment(raw)
-    except ValueError as error:
+        moment = moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)
+        return moment.astimezone(dt.UTC)  # an offset at the edge of the calendar overflows here
+    except (ValueError, OverflowError) as error:
         raise bad("since", "must be an ISO 8601 date (2026-05-01) or date-time (2026-05-01T12:00:00Z)") from error
-    return moment if moment.tzinfo else moment.replace(tzinfo=dt.UTC)

@@ -12,10 +12,10 @@ from serve import params
 from serve.ask import LANGUAGES, AskIndex, accept_language, script_language
 from serve.documents import USAGE, encode, envelope
 from serve.http_cache import cached
+from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, MAX_Q_LENGTH
 from serve.problems import ProblemError
 from serve.snapshot import Snapshot
 
-DEFAULT_LIMIT, MAX_LIMIT = 5, 20
 FALLBACK_PATH = "/guides/start-here"
 FALLBACK_NOTE = {
     "en": "Nothing matched closely. Start from our guide hub, which links every buying guide.",
@@ -46,8 +46,8 @@ def choose_language(request: Request, question: str) -> str:
 
 
 async def ask(request: Request) -> Response:
-    question = params.required_text(request, "q", params.MAX_Q_LENGTH)
-    limit = params.limit(request, DEFAULT_LIMIT, MAX_LIMIT)
+    question = params.required_text(request, "q", MAX_Q_LENGTH)
+    limit = params.limit(request, ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT)
     lang = choose_language(request, question)
     snapshot = request.app.state.snapshots.current
     base_url = request.app.state.base_url

@@ -1,16 +1,25 @@
-"""bench.jsonl and bench.csv: the same rows, in the same order, streamed from DuckDB in Arrow batches.
+"""bench.jsonl and bench.csv: the same rows, in the same order, streamed from DuckDB a page at a time.
 
-The query is parameterised (filters never reach the SQL text) and read batch by batch, so the
-first bytes leave before the result is complete and memory stays bounded at any size.
+A snapshot stores ``bench_measurements`` sorted by ``stream_position``
+(``warehouse.contract.STORED_ORDER``) and a DuckDB scan keeps that order, so a page is a small
+query with no ORDER BY that resumes after the last row sent and stops after ``PAGE_ROWS``. The
+server holds one page per stream whatever the size of the table or of the export, and the
+first page leaves before the next is read. (DuckDB's own streaming result reads far ahead of a
+slow client, which costs memory in proportion to the export.) The snapshot is immutable, so
+the pages of one stream always fit together. Filters are query parameters, never SQL text.
+DuckDB encodes JSON lines itself and pyarrow writes CSV: no Python object per row.
 """
 
 from __future__ import annotations
 
+import asyncio
 import io
 import re
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import Executor
+from dataclasses import dataclass
+from typing import Any
 
-import orjson
 import pyarrow as pa
 import pyarrow.csv as pa_csv
 from starlette.requests import Request
@@ -19,93 +28,118 @@ from starlette.routing import Route
 
 from serve import params
 from serve.http_cache import streamed
+from serve.openapi import BENCH_COLUMNS, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
 from serve.snapshot import Snapshot
 
-DEFAULT_LIMIT, MAX_LIMIT = 5000, 20000
-BATCH_ROWS = 1024
-# The documented column order of both exports.
-BENCH_COLUMNS = (
-    "measurement_id",
-    "product_slug",
-    "product_name",
-    "brand",
-    "category_slug",
-    "protocol_slug",
-    "protocol_name",
-    "method",
-    "tolerance",
-    "required_sample_size",
-    "sample_size",
-    "value",
-    "unit",
-    "status",
-    "standard_deviation",
-    "sub_score",
-    "tester",
-    "tested_on",
-    "url",
-    "attribution",
-)
-BENCH_SQL = (
-    f"SELECT {', '.join(BENCH_COLUMNS)} FROM bench_measurements "
+PAGE_ROWS = 1024
+_PAGE = (
+    "SELECT {select} FROM bench_measurements "
     "WHERE ($protocol IS NULL OR protocol_slug = $protocol) AND ($product IS NULL OR product_slug = $product) "
-    "ORDER BY stream_position LIMIT $limit"
+    "AND stream_position > $after LIMIT $rows"
 )
+CSV_PAGE_SQL = _PAGE.format(select=", ".join((*BENCH_COLUMNS, "stream_position")))
+# DuckDB writes each row as one JSON line: no Python object per row or per value.
+_JSON_ROW = "to_json(struct_pack(" + ", ".join(f"{c} := {c}" for c in BENCH_COLUMNS) + ")) || chr(10)"
+JSONL_PAGE_SQL = _PAGE.format(select=f"{_JSON_ROW} AS line, stream_position")
 
 
-def bench_batches(
-    snapshot: Snapshot, protocol: str | None, product: str | None, limit: int
-) -> Iterator[pa.RecordBatch]:
-    cursor = snapshot.cursor()
-    try:
-        cursor.execute(BENCH_SQL, {"protocol": protocol, "product": product, "limit": limit})
-        reader = cursor.to_arrow_reader(BATCH_ROWS)
-        yield from reader
-    finally:
-        cursor.close()
+@dataclass(frozen=True)
+class BenchFilters:
+    """What a client asked for: a protocol, a product (None: all) and at most ``limit`` rows."""
+
+    protocol: str | None
+    product: str | None
+    limit: int
 
 
-def jsonl_chunks(batches: Iterator[pa.RecordBatch]) -> Iterator[bytes]:
-    for batch in batches:
-        yield b"".join(orjson.dumps(row, option=orjson.OPT_NAIVE_UTC) + b"\n" for row in batch.to_pylist())
+@dataclass(frozen=True)
+class Page:
+    body: bytes
+    rows: int
+    last_position: int | None
 
 
-def csv_chunks(batches: Iterator[pa.RecordBatch]) -> Iterator[bytes]:
-    header = True
-    for batch in batches:
-        buffer = io.BytesIO()
-        pa_csv.write_csv(batch, buffer, pa_csv.WriteOptions(include_header=header))
-        header = False
-        yield buffer.getvalue()
-    if header:  # no rows: still a header, so the columns are known
-        yield (",".join(f'"{c}"' for c in BENCH_COLUMNS) + "\n").encode()
+def _last_position(page: pa.Table) -> int | None:
+    return page.column("stream_position")[-1].as_py() if page.num_rows else None
 
 
-def _filters(request: Request) -> tuple[str | None, str | None, int]:
-    return (
-        params.optional_text(request, "protocol"),
-        params.optional_text(request, "product"),
-        params.limit(request, DEFAULT_LIMIT, MAX_LIMIT),
+def string_column_bytes(column: pa.ChunkedArray) -> bytes:
+    """The values of a string column end to end, copied once out of Arrow's buffer."""
+    array = column.combine_chunks()
+    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
+        array = array.cast(pa.large_string())
+    if len(array) == 0:
+        return b""
+    offsets = memoryview(array.buffers()[1]).cast("q" if pa.types.is_large_string(array.type) else "i")
+    start, end = offsets[array.offset], offsets[array.offset + len(array)]
+    return array.buffers()[2].slice(start, end - start).to_pybytes()
+
+
+def read_jsonl_page(snapshot: Snapshot, query: dict[str, Any], first: bool) -> Page:
+    with snapshot.cursor() as cursor:
+        page = cursor.sql(JSONL_PAGE_SQL, params=query).to_arrow_table()
+    return Page(string_column_bytes(page.column("line")), page.num_rows, _last_position(page))
+
+
+def read_csv_page(snapshot: Snapshot, query: dict[str, Any], first: bool) -> Page:
+    """A page as CSV; the first carries the header (even with no rows, so the columns are known)."""
+    with snapshot.cursor() as cursor:
+        page = cursor.sql(CSV_PAGE_SQL, params=query).to_arrow_table()
+    buffer = io.BytesIO()
+    pa_csv.write_csv(page.drop_columns(["stream_position"]), buffer, pa_csv.WriteOptions(include_header=first))
+    return Page(buffer.getvalue(), page.num_rows, _last_position(page))
+
+
+async def export_pages(
+    snapshot: Snapshot,
+    reader_pool: Executor,
+    filters: BenchFilters,
+    read_page: Callable[[Snapshot, dict[str, Any], bool], Page],
+) -> AsyncIterator[bytes]:
+    """The selected rows in stream order, encoded a page at a time as the response is sent.
+
+    Pages are read on ``reader_pool``, a few threads of the app's own: DuckDB and Arrow keep
+    memory per thread that touches them, so a handful of readers bound the server's memory
+    however many clients stream at once.
+    """
+    loop = asyncio.get_running_loop()
+    after, left, first = -1, filters.limit, True
+    while True:
+        rows = min(PAGE_ROWS, left)
+        query = {"protocol": filters.protocol, "product": filters.product, "after": after, "rows": rows}
+        page = await loop.run_in_executor(reader_pool, read_page, snapshot, query, first)
+        if page.body:
+            yield page.body
+        first, left = False, left - page.rows
+        if page.rows < rows or left <= 0:
+            return
+        after = page.last_position
+
+
+def _filters(request: Request) -> BenchFilters:
+    return BenchFilters(
+        protocol=params.optional_text(request, "protocol"),
+        product=params.optional_text(request, "product"),
+        limit=params.limit(request, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT),
     )
 
 
 async def bench_jsonl(request: Request) -> Response:
-    protocol, product, limit = _filters(request)
+    filters = _filters(request)
     snapshot = request.app.state.snapshots.current
-    return streamed(
-        request, snapshot, jsonl_chunks(bench_batches(snapshot, protocol, product, limit)), "application/x-ndjson"
-    )
+    chunks = export_pages(snapshot, request.app.state.reader_pool, filters, read_jsonl_page)
+    return streamed(request, snapshot, chunks, "application/x-ndjson")
 
 
 async def bench_csv(request: Request) -> Response:
-    protocol, product, limit = _filters(request)
+    filters = _filters(request)
     snapshot = request.app.state.snapshots.current
-    label = re.sub(r"[^a-z0-9-]", "", (protocol or "all").lower())[:60] or "all"
+    label = re.sub(r"[^a-z0-9-]", "", (filters.protocol or "all").lower())[:60] or "all"
     name = f"bench-{label}-{snapshot.version}.csv"
     return streamed(
         request,
         snapshot,
-        csv_chunks(bench_batches(snapshot, protocol, product, limit)),
+        export_pages(snapshot, request.app.state.reader_pool, filters, read_csv_page),
         "text/csv; charset=utf-8",
         {"Content-Disposition": f'attachment; filename="{name}"'},
     )

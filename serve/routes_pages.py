@@ -9,11 +9,12 @@ from starlette.routing import Route
 from serve import params
 from serve.documents import USAGE, encode, envelope, iso_ms
 from serve.http_cache import cached
+from serve.openapi import MAX_PATH_LENGTH
 from serve.problems import ProblemError
 
 
 async def page(request: Request) -> Response:
-    path = params.required_text(request, "path", params.MAX_PATH_LENGTH)
+    path = params.required_text(request, "path", MAX_PATH_LENGTH)
     snapshot = request.app.state.snapshots.current
     record = snapshot.cache["pages"].get(path)
     if record is None:

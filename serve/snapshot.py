@@ -94,7 +94,6 @@ class SnapshotHolder:
         self.store = store
         self.prepare = prepare or (lambda snapshot: None)
         self._current: Snapshot | None = None
-        self._retired: list[Snapshot] = []
 
     @property
     def current(self) -> Snapshot:
@@ -113,12 +112,9 @@ class SnapshotHolder:
             return False
         snapshot = load_snapshot(self.store, version)
         self.prepare(snapshot)
-        previous, self._current = self._current, snapshot
-        if previous is not None:
-            # Keep the previous one open: a stream may still be reading it. Close older ones.
-            self._retired.append(previous)
-            while len(self._retired) > 2:
-                self._retired.pop(0).connection.close()
+        # The previous snapshot is not closed here: a response still streaming from it holds a
+        # cursor of its own, and the snapshot (memory and file handle) goes when the last one ends.
+        self._current = snapshot
         log.info("serving snapshot %s", version)
         return True
 

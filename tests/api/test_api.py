@@ -6,84 +6,13 @@ import csv
 import gzip
 import io
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.error
 import urllib.request
-from dataclasses import dataclass
-from pathlib import Path
 from urllib.parse import quote, urlsplit
 
 import pytest
 
-from tests.conftest import PROJECT_ROOT, run_cli
-from warehouse.snapshots import current_version, publish
-
-BASE_URL = "http://127.0.0.1:8000"  # REUSE_DATA_BASE_URL default: what cited URLs carry
-
-
-@dataclass
-class Reply:
-    status: int
-    headers: dict[str, str]
-    body: bytes
-
-    def json(self):
-        return json.loads(self.body)
-
-
-@dataclass
-class Server:
-    port: int
-    home: Path
-
-    def get(self, path: str, headers: dict[str, str] | None = None) -> Reply:
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers or {})
-        try:
-            with urllib.request.urlopen(request, timeout=30) as response:
-                return Reply(response.status, {k.lower(): v for k, v in response.headers.items()}, response.read())
-        except urllib.error.HTTPError as error:
-            return Reply(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
-
-
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory) -> Server:
-    home = tmp_path_factory.mktemp("api") / "home"
-    built = run_cli("build", home=home)
-    assert built.returncode == 0, built.output[-3000:]
-    port = free_port()
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
-    process = subprocess.Popen(
-        [sys.executable, "-m", "reuse_data.cli", "serve", "--port", str(port)],
-        cwd=PROJECT_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-    )
-    running = Server(port, home)
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        try:
-            if running.get("/api/public/capabilities.json").status == 200:
-                break
-        except OSError:
-            time.sleep(0.3)
-    else:
-        process.kill()
-        pytest.fail(f"server did not start: {process.stdout.read().decode()[-2000:]}")
-    yield running
-    process.terminate()
-    process.wait(timeout=30)
-
+from tests.api.conftest import BASE_URL, Server
 
 ENVELOPE = ("source", "license", "usage", "generated_at", "dataset_version")
 JSON_OPERATIONS = [
@@ -291,20 +220,45 @@ def test_openapi_document_and_routes_agree(server: Server):
     assert server.get("/api/public/nothing-here").status == 404
 
 
-# --- a snapshot switch while serving ----------------------------------------------------
+# --- hostile input --------------------------------------------------------------------
+
+HOSTILE = [
+    ("/api/public/changes.json?since=0001-01-01T00:00:00%2B05:00", {}),
+    ("/api/public/changes.json?since=9999-12-31T23:59:59-05:00", {}),
+    ("/api/public/changes.json?since=2026-02-30", {}),
+    ("/api/public/ask.json?q=%00", {}),
+    ("/api/public/ask.json?q=%ff%fe%fd", {}),
+    ("/api/public/ask.json?q=bottle&limit=" + "9" * 5000, {}),
+    ("/api/public/ask.json?q=bottle&limit=%EF%BC%95", {}),  # a full-width digit
+    ("/api/public/ask.json?q=bottle", {"Accept-Language": "zh;q=abc, *;q=nan, el;q=inf, " + "x" * 4000}),
+    ("/api/public/ask.json?q=bottle&lang=", {}),
+    ("/api/public/page.json?path=/../../etc/passwd", {}),
+    ("/api/public/page.json?path=%00", {}),
+    ("/api/public/bench.csv?protocol=%00", {}),
+    ("/api/public/bench.jsonl?product=" + quote("x' UNION SELECT 1 --"), {}),
+    ("/api/public/products.json", {"If-None-Match": 'W/"", "unterminated, ' + '"x",' * 500}),
+]
 
 
-def test_a_new_snapshot_is_served_without_a_restart(server: Server):
-    store = server.home / "snapshots"
-    before = current_version(store)
-    info = publish(store, server.home / "warehouse" / "build.duckdb")
-    deadline = time.monotonic() + 15
-    seen = set()
-    while time.monotonic() < deadline:
-        reply = server.get("/api/public/products.json")
-        assert reply.status == 200
-        seen.add(reply.headers["x-dataset-version"])
-        if reply.headers["x-dataset-version"] == info.version:
-            break
-        time.sleep(0.2)
-    assert info.version in seen and seen <= {before, info.version}
+@pytest.mark.parametrize(("path", "headers"), HOSTILE)
+def test_hostile_input_gets_a_clear_answer_never_a_5xx(server: Server, path: str, headers: dict[str, str]):
+    reply = server.get(path, headers)
+    assert reply.status < 500, reply.body[:300]
+    if reply.status >= 400:
+        assert reply.headers["content-type"] == "application/problem+json"
+        assert reply.json()["detail"]
+
+
+def test_head_and_other_methods(server: Server):
+    head = urllib.request.Request(f"http://127.0.0.1:{server.port}/api/public/bench.csv", method="HEAD")
+    with urllib.request.urlopen(head, timeout=30) as response:
+        assert response.status == 200 and response.read() == b""
+        assert response.headers["Content-Disposition"].startswith("attachment")
+    post = urllib.request.Request(f"http://127.0.0.1:{server.port}/api/public/products.json", data=b"x")
+    try:
+        urllib.request.urlopen(post, timeout=30)
+    except urllib.error.HTTPError as error:
+        assert error.code == 405 and error.headers["Allow"] == "GET, HEAD, OPTIONS"
+        assert json.loads(error.read())["status"] == 405
+    else:
+        pytest.fail("POST was accepted")

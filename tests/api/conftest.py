@@ -1,0 +1,176 @@
+"""A real demo build served by a real uvicorn (`reuse-data serve`) on a free loopback port.
+
+The demo is built once per test session; tests that publish snapshots or need a larger one
+work on a copy of its home, with a server of their own.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import pytest
+
+from tests.conftest import PROJECT_ROOT, run_cli
+from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
+from warehouse.snapshots import publish
+
+BASE_URL = "http://127.0.0.1:8000"  # REUSE_DATA_BASE_URL default: what cited URLs carry
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self):
+        return json.loads(self.body)
+
+
+@dataclass
+class Server:
+    port: int
+    home: Path
+    process: subprocess.Popen
+
+    @property
+    def store(self) -> Path:
+        return self.home / "snapshots"
+
+    @property
+    def warehouse(self) -> Path:
+        return self.home / "warehouse" / "build.duckdb"
+
+    def get(self, path: str, headers: dict[str, str] | None = None, timeout: float = 30) -> Reply:
+        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return Reply(response.status, {k.lower(): v for k, v in response.headers.items()}, response.read())
+        except urllib.error.HTTPError as error:
+            return Reply(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
+
+    def rss_bytes(self) -> int:
+        """Resident memory of the server process and its children (uvicorn workers)."""
+        total = 0
+        for pid in [self.process.pid, *_children(self.process.pid)]:
+            try:
+                status = Path(f"/proc/{pid}/status").read_text()
+            except FileNotFoundError:
+                continue
+            total += next(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:"))
+        return total
+
+    def worker_pids(self) -> list[int]:
+        """uvicorn's worker processes (with --workers; none with one worker, which serves in-process)."""
+        return [pid for pid in _children(self.process.pid) if b"spawn_main" in _cmdline(pid)]
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def serving(home: Path, *extra_args: str) -> Iterator[Server]:
+    """`reuse-data serve` over ``home`` on a free port, until the block ends (then SIGTERM)."""
+    port = free_port()
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    process = subprocess.Popen(
+        [sys.executable, "-m", "reuse_data.cli", "serve", "--port", str(port), *extra_args],
+        cwd=PROJECT_ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+    )
+    server = Server(port, home, process)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if server.get("/api/public/capabilities.json", timeout=5).status == 200:
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            pytest.fail(f"server did not start: {process.stdout.read().decode()[-2000:]}")
+        time.sleep(0.2)
+    try:
+        yield server
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+def copy_home(source: Path, target: Path) -> Path:
+    """A second home with the same build warehouse and published snapshots."""
+    for part in ("warehouse", "snapshots"):
+        shutil.copytree(source / part, target / part)
+    (target / "dagster").mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def inflate_bench(home: Path, copies: int) -> int:
+    """Replace the home's warehouse with one whose bench mart holds ``copies`` times the demo's
+    slots (distinct ids, same stream order within each copy) and publish it; returns the row count."""
+    demo = home / "warehouse" / "build.duckdb"
+    inflated = home / "warehouse" / "inflated.duckdb"
+    with duckdb.connect(str(inflated)) as connection:
+        connection.execute(f"ATTACH '{demo}' AS demo (READ_ONLY)")
+        connection.execute(f"CREATE SCHEMA {MARTS_SCHEMA}")
+        for table in PUBLISHED_TABLES:
+            source = f"demo.{MARTS_SCHEMA}.{table}"
+            if table == "bench_measurements":
+                connection.execute(
+                    f"CREATE TABLE {MARTS_SCHEMA}.{table} AS SELECT * EXCLUDE (copy) REPLACE ("
+                    "measurement_id || '#' || copy::VARCHAR AS measurement_id, "
+                    f"copy * (SELECT max(stream_position) + 1 FROM {source}) + stream_position AS stream_position) "
+                    f"FROM {source}, range({copies}) AS copies(copy)"
+                )
+            else:
+                connection.execute(f"CREATE TABLE {MARTS_SCHEMA}.{table} AS SELECT * FROM {source}")
+        rows = connection.execute(f"SELECT count(*) FROM {MARTS_SCHEMA}.bench_measurements").fetchone()[0]
+    inflated.replace(demo)
+    publish(home / "snapshots", demo)
+    return rows
+
+
+@pytest.fixture(scope="session")
+def demo_home(tmp_path_factory) -> Path:
+    home = tmp_path_factory.mktemp("api") / "home"
+    built = run_cli("build", home=home)
+    assert built.returncode == 0, built.output[-3000:]
+    return home
+
+
+@pytest.fixture(scope="session")
+def server(demo_home: Path) -> Iterator[Server]:
+    with serving(demo_home) as running:
+        yield running

@@ -1,0 +1,134 @@
+"""bench.jsonl and bench.csv stream: batch by batch, in stream order, in bounded memory, and a
+stream in flight finishes on its own snapshot when a new one is published.
+
+The server here serves a snapshot whose bench mart holds 120 copies of the demo's slots
+(over 25,000 rows), published through the ordinary publish step.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from serve.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
+from tests.api.conftest import Server, copy_home, inflate_bench, serving
+from warehouse.snapshots import publish
+
+COPIES = 120
+CLIENTS = 20
+RSS_GROWTH_LIMIT = 50 * 1024 * 1024
+
+
+@pytest.fixture(scope="module")
+def big_server(demo_home: Path, tmp_path_factory) -> Iterator[Server]:
+    home = copy_home(demo_home, tmp_path_factory.mktemp("big") / "home")
+    assert inflate_bench(home, COPIES) > BENCH_MAX_LIMIT
+    with serving(home) as server:
+        yield server
+
+
+def raw_get(port: int, path: str, read_size: int = 1 << 16, pause: float = 0.0) -> tuple[str, list[bytes]]:
+    """GET over a plain socket: the status line and headers, and the body's HTTP chunks as sent."""
+    with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
+        connection.sendall(f"GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n".encode())
+        received = bytearray()
+        while block := connection.recv(read_size):
+            received += block
+            if pause:
+                time.sleep(pause)
+    head, _, body = bytes(received).partition(b"\r\n\r\n")
+    assert b"transfer-encoding: chunked" in head.lower(), head
+    chunks = []
+    while True:
+        size_line, _, body = body.partition(b"\r\n")
+        size = int(size_line, 16)
+        if size == 0:
+            break
+        chunks.append(body[:size])
+        body = body[size + 2 :]
+    return head.decode(), chunks
+
+
+@pytest.mark.parametrize("export", ["bench.jsonl", "bench.csv"])
+def test_a_large_export_leaves_batch_by_batch(big_server: Server, export: str):
+    head, chunks = raw_get(big_server.port, f"/api/public/{export}?limit={BENCH_MAX_LIMIT}")
+    assert head.startswith("HTTP/1.1 200")
+    body = b"".join(chunks)
+    lines = body.decode().splitlines()
+    assert len(lines) == BENCH_MAX_LIMIT + (1 if export == "bench.csv" else 0)
+    # One chunk per Arrow batch: the first left before the last was read from DuckDB.
+    assert len(chunks) >= BENCH_MAX_LIMIT // 1024
+    assert chunks[0].endswith(b"\n") and len(chunks[0]) < len(body) / 10
+
+
+def test_limit_defaults_and_clamps_and_rows_keep_stream_order(big_server: Server):
+    default = big_server.get("/api/public/bench.jsonl").body.decode().splitlines()
+    clamped = big_server.get("/api/public/bench.jsonl?limit=1000000").body.decode().splitlines()
+    assert (len(default), len(clamped)) == (BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT)
+    assert clamped[:BENCH_DEFAULT_LIMIT] == default
+    copies = [int(json.loads(line)["measurement_id"].rsplit("#", 1)[1]) for line in clamped]
+    assert copies == sorted(copies), "rows leave in stream order, copy after copy"
+
+
+def test_memory_stays_bounded_while_many_clients_stream(big_server: Server):
+    """20 clients each stream 20,000 rows at once; the server grows by less than 50 MB."""
+    raw_get(big_server.port, f"/api/public/bench.jsonl?limit={BENCH_MAX_LIMIT}")  # warm caches and pools
+    raw_get(big_server.port, f"/api/public/bench.csv?limit={BENCH_MAX_LIMIT}")
+    baseline = big_server.rss_bytes()
+    peak = baseline
+    done = threading.Event()
+
+    def sample() -> None:
+        nonlocal peak
+        while not done.is_set():
+            peak = max(peak, big_server.rss_bytes())
+            time.sleep(0.01)
+
+    received: list[int] = []
+
+    def client(index: int) -> None:
+        export = "bench.jsonl" if index % 2 else "bench.csv"
+        _, chunks = raw_get(big_server.port, f"/api/public/{export}?limit={BENCH_MAX_LIMIT}", pause=0.002)
+        received.append(sum(len(c) for c in chunks))
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    clients = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
+    for thread in clients:
+        thread.start()
+    for thread in clients:
+        thread.join()
+    done.set()
+    sampler.join()
+    assert len(received) == CLIENTS and min(received) > 1_000_000
+    growth = peak - baseline
+    assert growth < RSS_GROWTH_LIMIT, f"server grew by {growth / 2**20:.1f} MB while {CLIENTS} clients streamed"
+
+
+def test_a_stream_in_flight_finishes_on_its_own_snapshot_across_switches(big_server: Server):
+    started_on = big_server.get("/api/public/products.json").headers["x-dataset-version"]
+    outcome: dict[str, object] = {}
+
+    def slow_reader() -> None:
+        outcome["reply"] = raw_get(big_server.port, f"/api/public/bench.jsonl?limit={BENCH_MAX_LIMIT}", 4096, 0.005)
+
+    reader = threading.Thread(target=slow_reader)
+    reader.start()
+    published = [publish(big_server.store, big_server.warehouse).version for _ in range(3)]
+    deadline = time.monotonic() + 20
+    while big_server.get("/api/public/products.json").headers["x-dataset-version"] != published[-1]:
+        assert time.monotonic() < deadline, "the server did not pick up the new snapshot"
+        time.sleep(0.2)
+    assert reader.is_alive(), "the slow stream should still be in flight after the switches"
+    reader.join()
+    head, chunks = outcome["reply"]
+    lines = b"".join(chunks).decode().splitlines()
+    headers = dict(line.lower().split(": ", 1) for line in head.splitlines()[1:])
+    assert head.startswith("HTTP/1.1 200") and headers["x-dataset-version"] == started_on.lower()
+    assert len(lines) == BENCH_MAX_LIMIT and all(json.loads(line)["status"] for line in lines)
