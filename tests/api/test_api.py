@@ -196,6 +196,23 @@ def test_unknown_filters_and_injection_attempts_return_no_rows(server: Server):
     assert len(bench_rows(server)[0]) > 0
 
 
+def test_press_kit_statistics_are_live_counts_of_the_snapshot(server: Server):
+    statistics = server.get("/api/public/press-kit.json").json()["statistics"]
+    listed = {name: server.get(f"/api/public/{name}.json").json()["count"] for name in ("products", "answers")}
+    assert statistics["products"] == listed["products"] and statistics["answers"] == listed["answers"]
+    assert statistics["recommendations"] == server.get("/api/public/recommendations.json").json()["count"]
+    assert statistics["editorial_items"] == server.get("/api/public/content.json").json()["count"]
+    lines, _ = bench_rows(server, "?limit=20000")
+    assert statistics["planned_slots"] == len(lines)
+    assert statistics["pending_slots"] == sum(r["status"] == "pending" for r in lines)
+    assert statistics["measured_slots"] == statistics["planned_slots"] - statistics["pending_slots"]
+    assert statistics["readings"] == sum(r["sample_size"] for r in lines)
+    claims = server.get("/api/public/claims.jsonl").body.decode().splitlines()
+    assert statistics["claims"] == len(claims)
+    tested_on = sorted(r["tested_on"] for r in lines if r["tested_on"])
+    assert (statistics["first_tested_on"], statistics["last_tested_on"]) == (tested_on[0][:10], tested_on[-1][:10])
+
+
 # --- descriptors and the OpenAPI document -----------------------------------------------
 
 
