@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup build run dev test lint lock clean
+.PHONY: help setup build run dev test lint bench-ask lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
@@ -35,6 +35,9 @@ test: lint  ## lint + the whole test suite (what CI runs)
 lint: setup  ## ruff: lint rules and formatting
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+bench-ask: build  ## ask engine: accuracy per language and latency, against a flat BM25 baseline
+	$(BIN)/python benchmarks/ask_engine.py
 
 lock: setup  ## re-pin requirements.lock from the current .venv
 	@(echo "# Every package the project installs, pinned to the versions tested together."; \

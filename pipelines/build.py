@@ -79,7 +79,9 @@ def _classify(event) -> tuple[str, str] | None:
     if kind == DagsterEventType.ASSET_CHECK_EVALUATION:
         evaluation = dagster_event.event_specific_data
         if not evaluation.passed:
-            return "failed_check", f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}"
+            subject = f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}"
+            report = evaluation.metadata.get("report")
+            return "failed_check", f"{subject} ({report.value})" if report is not None else subject
         return None
     if kind == DagsterEventType.STEP_FAILURE:
         error = dagster_event.event_specific_data.error

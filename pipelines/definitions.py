@@ -5,11 +5,13 @@ from dagster import Definitions, in_process_executor
 from pipelines.assets.dbt import dbt_models
 from pipelines.assets.ingest import ingest_assets
 from pipelines.assets.publish import published_snapshot
+from pipelines.checks import translation_checks
 from pipelines.resources import build_resources
 from pipelines.schedules import build_and_publish, daily_build
 
 defs = Definitions(
     assets=[*ingest_assets, dbt_models, published_snapshot],
+    asset_checks=translation_checks,
     jobs=[build_and_publish],
     schedules=[daily_build],
     resources=build_resources(),

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from serve.ask import LANGUAGES
+from serve.ask.language import LANGUAGES
 
 Schema = dict[str, Any]
 

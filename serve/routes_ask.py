@@ -9,7 +9,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from serve import params
-from serve.ask import LANGUAGES, AskIndex, accept_language, script_language
+from serve.ask.index import AskIndex
+from serve.ask.language import LANGUAGES, negotiate
 from serve.documents import USAGE, encode, envelope
 from serve.http_cache import cached
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, MAX_Q_LENGTH
@@ -29,10 +30,13 @@ FALLBACK_NOTE = {
 
 def prepare_ask(snapshot: Snapshot) -> None:
     """Build the ask index when the snapshot loads; it switches with the snapshot."""
-    snapshot.cache["ask_index"] = AskIndex(snapshot.tables["recommendations"], snapshot.tables["answers"])
+    snapshot.cache["ask_index"] = AskIndex.from_tables(
+        snapshot.tables["recommendations"], snapshot.tables["answers"], snapshot.tables["categories"]
+    )
 
 
 def choose_language(request: Request, question: str) -> str:
+    """``lang`` when given (400 when unsupported), else Accept-Language, else the question's script."""
     lang = request.query_params.get("lang")
     if lang is not None:
         if lang not in LANGUAGES:
@@ -42,7 +46,14 @@ def choose_language(request: Request, question: str) -> str:
                 errors=[{"parameter": "lang", "message": f"must be one of {', '.join(LANGUAGES)}"}],
             )
         return lang
-    return accept_language(request.headers.get("accept-language", "")) or script_language(question)
+    return negotiate(request.headers.get("accept-language"), question)
+
+
+def confidence(score: float, best: float, first: bool) -> float:
+    """The score relative to the best: 1 for the first result, strictly lower for every other."""
+    if first:
+        return 1.0
+    return min(round(score / best, 4), 0.9999)
 
 
 async def ask(request: Request) -> Response:
@@ -52,18 +63,17 @@ async def ask(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
     base_url = request.app.state.base_url
     matches = snapshot.cache["ask_index"].search(question, limit)
-    best = matches[0][1] if matches else 1.0
     results = []
-    for entry, score in matches:
-        row = entry.row
+    for position, match in enumerate(matches):
+        row = match.entry.row
         result = {
-            "type": entry.kind,
+            "type": match.entry.kind,
             "question": row["question"][lang],
             "answer": row["answer"][lang],
             "url": row["url"],
-            "confidence": round(score / best, 4),
+            "confidence": confidence(match.score, matches[0].score, first=position == 0),
         }
-        if entry.kind == "recommendation":
+        if match.entry.kind == "recommendation":
             result["evidence"] = row["evidence"][lang]
             result["product"] = {"name": row["product_name"], "brand": row["brand"], "url": row["product_url"]}
         results.append(result)

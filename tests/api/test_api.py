@@ -55,47 +55,6 @@ def test_gzip_when_asked(server: Server):
     assert json.loads(gzip.decompress(reply.body))["count"] >= 60
 
 
-# --- ask --------------------------------------------------------------------------------
-
-
-def test_ask_answers_with_the_best_result_and_a_url_to_cite(server: Server):
-    body = server.get("/api/public/ask.json?q=" + quote("Which insulated bottle keeps tea hot all day?")).json()
-    assert body["results"], body
-    assert body["answer"] == body["results"][0]["answer"]
-    assert body["cite"] == body["results"][0]["url"]
-    assert body["results"][0]["confidence"] == 1
-    confidences = [r["confidence"] for r in body["results"]]
-    assert confidences == sorted(confidences, reverse=True)
-    assert len(body["results"]) <= 5
-    first = body["results"][0]
-    assert first["type"] == "recommendation" and {"evidence", "product"} <= set(first)
-    assert [lang["code"] for lang in body["supported_languages"]] == ["en", "zh", "el", "vi", "ar", "pa"]
-    assert {lang["code"]: lang["hreflang"] for lang in body["supported_languages"]}["zh"] == "zh-Hans"
-
-
-def test_ask_with_no_match_is_200_with_the_fallback(server: Server):
-    body = server.get("/api/public/ask.json?q=" + quote("quantum chromodynamics lecture notes")).json()
-    assert (body["answer"], body["results"]) == (None, [])
-    assert body["cite"] == body["fallback"]["url"] == f"{BASE_URL}/guides/start-here"
-    chinese = server.get("/api/public/ask.json?lang=zh&q=" + quote("量子色动力学讲义")).json()
-    assert chinese["cite"] == f"{BASE_URL}/guides/start-here?lang=zh" and chinese["language"] == "zh"
-
-
-def test_ask_language_choice(server: Server):
-    question = quote("insulated bottle")
-    assert server.get(f"/api/public/ask.json?q={question}&lang=el").json()["language"] == "el"
-    header = {"Accept-Language": "fr;q=1, ar;q=0.9, en;q=0.5"}
-    assert server.get(f"/api/public/ask.json?q={question}", header).json()["language"] == "ar"
-    assert server.get("/api/public/ask.json?q=" + quote("保温杯")).json()["language"] == "zh"
-    greek = server.get("/api/public/ask.json?lang=en&q=" + quote("θερμός μπουκάλι")).json()
-    assert greek["language"] == "en"
-
-
-def test_ask_limit_is_clamped(server: Server):
-    body = server.get("/api/public/ask.json?q=bottle&limit=999").json()
-    assert len(body["results"]) <= 20
-
-
 @pytest.mark.parametrize(
     ("path", "parameter"),
     [

@@ -18,6 +18,7 @@ import subprocess
 import sys
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -332,11 +333,11 @@ def test_a_build_killed_during_dbt_left_the_snapshot_and_the_next_build_worked(h
     assert not list((history.home / "snapshots").glob(".staging-*"))
 
 
-def failing_build(history: History, tmp_path: Path, sheet_name: str, rows: list[str]) -> str:
+def failing_build(history: History, tmp_path: Path, edit: Callable[[Path], None]) -> str:
+    """Build a copy of the inputs changed by ``edit``: it must fail and publish nothing."""
     inputs = tmp_path / "inputs"
     shutil.copytree(history.inputs, inputs)
-    header = "product,protocol,sample,reading,unit,tester,date,notes\n"
-    (inputs / "bench" / sheet_name).write_text(header + "".join(r + "\n" for r in rows), encoding="utf-8")
+    edit(inputs)
     before = (current_version(history.home / "snapshots"), versions(history.home / "snapshots"))
     result = run_cli("build", home=history.home, inputs=inputs)
     assert result.returncode == 1, result.output[-3000:]
@@ -346,15 +347,24 @@ def failing_build(history: History, tmp_path: Path, sheet_name: str, rows: list[
     return result.output
 
 
+def add_sheet(sheet_name: str, rows: list[str]) -> Callable[[Path], None]:
+    header = "product,protocol,sample,reading,unit,tester,date,notes\n"
+    return lambda inputs: (inputs / "bench" / sheet_name).write_text(
+        header + "".join(r + "\n" for r in rows), encoding="utf-8"
+    )
+
+
 def test_malformed_sheet_fails_naming_file_row_and_column(history: History, tmp_path: Path):
     output = failing_build(
         history,
         tmp_path,
-        "2026-11-01_leak-loss_session-99.csv",
-        [
-            f"{EDITED_PRODUCT},leak-loss,1,2.5,ml,Jordan Ellis,2026-11-01,",
-            f"{EDITED_PRODUCT},leak-loss,2,two and a half,ml,Jordan Ellis,2026-11-01,",
-        ],
+        add_sheet(
+            "2026-11-01_leak-loss_session-99.csv",
+            [
+                f"{EDITED_PRODUCT},leak-loss,1,2.5,ml,Jordan Ellis,2026-11-01,",
+                f"{EDITED_PRODUCT},leak-loss,2,two and a half,ml,Jordan Ellis,2026-11-01,",
+            ],
+        ),
     )
     assert "bench/2026-11-01_leak-loss_session-99.csv, row 3, column 'reading': not a number" in output
 
@@ -363,10 +373,9 @@ def test_reading_of_an_unknown_product_fails_a_blocking_check(history: History, 
     output = failing_build(
         history,
         tmp_path,
-        "2026-11-02_leak-loss_session-98.csv",
-        [
-            "no-such-bottle,leak-loss,1,2.5,ml,Jordan Ellis,2026-11-02,",
-        ],
+        add_sheet(
+            "2026-11-02_leak-loss_session-98.csv", ["no-such-bottle,leak-loss,1,2.5,ml,Jordan Ellis,2026-11-02,"]
+        ),
     )
     assert "check failed: staging/stg_bench_readings:relationships_stg_bench_readings_product_slug" in output
 
@@ -390,3 +399,16 @@ def test_snapshots_list_and_rollback(history: History):
     assert unknown.returncode == 2 and "no snapshot 20000101T000000000Z" in unknown.output
     assert current_version(history.home / "snapshots") == history.versions[0]
     run_cli("snapshots", "rollback", history.versions[2], home=history.home)
+
+
+def test_a_missing_translation_fails_a_check_naming_the_entry_and_language(history: History, tmp_path: Path):
+    greek = '    el: "Τι διαφορά έχει το ανοξείδωτο ατσάλι 18/8 από το 316 σε ένα παγούρι;"\n'
+
+    def drop_greek_question(inputs: Path) -> None:
+        answers = inputs / "editorial" / "answers.yml"
+        text = answers.read_text(encoding="utf-8")
+        assert greek in text
+        answers.write_text(text.replace(greek, ""), encoding="utf-8")
+
+    output = failing_build(history, tmp_path, drop_greek_question)
+    assert "check failed: marts/answers:translations_complete (insulated-bottles-02 question: el)" in output

@@ -1,0 +1,1 @@
+"""The ask engine: language choice (``language``), text analysis (``analysis``) and ranking (``index``)."""

@@ -1,0 +1,135 @@
+"""Which language an answer comes back in: ``lang``, else Accept-Language, else the question's script.
+
+Accept-Language is read as RFC 9110 says: q-values rank the tags, ``q=0`` means "not this
+one", ``*`` stands for any language the header does not name, and a region or script subtag
+(``zh-CN``, ``zh-Hans``, ``zh-TW``, ``pa-Guru``, ``ar-EG``) falls back to its language. Only
+when the header names nothing we serve does the script of the question decide.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+LANGUAGES = ("en", "zh", "el", "vi", "ar", "pa")
+DEFAULT_LANGUAGE = "en"
+
+_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_GREEK = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
+_ARABIC = re.compile(r"[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
+_GURMUKHI = re.compile(r"[\u0a00-\u0a7f]")
+# Every letter with a diacritic that Vietnamese writes. Some are Vietnamese's alone (ă â đ ê
+# ô ơ ư, a hook above, a dot below); acute, grave and tilde are shared with other languages.
+_VIETNAMESE_LETTERS = "àáảãạăằắẳẵặâầấẩẫậèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợùúủũụưừứửữựỳýỷỹỵđ"
+_VIETNAMESE_ONLY = re.compile(r"[ăâđêôơư\u1ea0-\u1ef9]")
+_MARKED_WORD = re.compile(f"\\w*[{_VIETNAMESE_LETTERS}]\\w*")
+_ACCENTED_LATIN = re.compile(r"[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")  # Latin-1 and Extended-A/B letters
+_SCRIPTS = (("zh", _HAN), ("el", _GREEK), ("ar", _ARABIC), ("pa", _GURMUKHI))
+
+_Q_VALUE = re.compile(r"^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$")
+_TAG = re.compile(r"^(?:\*|[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)$")
+
+
+def script_language(text: str) -> str:
+    """The language the question's script points to.
+
+    The non-Latin script with the most characters wins (a brand name in Latin letters does
+    not turn a Chinese question into an English one); Latin text with Vietnamese letters or
+    tone marks is Vietnamese (``looks_vietnamese``); anything else is English.
+    """
+    counts = Counter({code: len(pattern.findall(text)) for code, pattern in _SCRIPTS})
+    code, count = counts.most_common(1)[0]
+    if count:
+        return code
+    return "vi" if looks_vietnamese(text) else DEFAULT_LANGUAGE
+
+
+def looks_vietnamese(text: str) -> bool:
+    """Latin text whose marks are all Vietnamese, with a letter only Vietnamese writes or two marked words.
+
+    "Bình nào?" is Vietnamese; "a café mug" (one marked word) and "crème brûlée" (û is not
+    Vietnamese) are not.
+    """
+    lower = text.lower()
+    if any(c not in _VIETNAMESE_LETTERS for c in _ACCENTED_LATIN.findall(lower)):
+        return False
+    return bool(_VIETNAMESE_ONLY.search(lower)) or len(_MARKED_WORD.findall(lower)) >= 2
+
+
+def code_of(tag: str) -> str | None:
+    """The supported code a language tag falls back to (``zh-Hant-TW`` -> ``zh``), or None."""
+    primary = tag.strip().lower().split("-", 1)[0]
+    return primary if primary in LANGUAGES else None
+
+
+@dataclass
+class AcceptLanguage:
+    """A parsed Accept-Language header, reduced to the languages served."""
+
+    quality: dict[str, float] = field(default_factory=dict)  # code -> its best q among the tags naming it
+    position: dict[str, int] = field(default_factory=dict)  # code -> where the header first names it
+    wildcard: tuple[float, int] | None = None  # the q and position of "*", if present
+
+    @classmethod
+    def parse(cls, header: str) -> AcceptLanguage:
+        """Parse leniently: a malformed entry is skipped, never an error."""
+        parsed = cls()
+        for position, item in enumerate(header.split(",")[:64]):
+            tag, *parameters = (part.strip() for part in item.split(";"))
+            if not _TAG.match(tag):
+                continue
+            quality = 1.0
+            for parameter in parameters:
+                name, _, value = parameter.partition("=")
+                if name.strip().lower() == "q":
+                    value = value.strip()
+                    quality = float(value) if _Q_VALUE.match(value) else -1.0
+            if quality < 0:
+                continue
+            if tag == "*":
+                parsed.wildcard = (quality, position)
+                continue
+            code = code_of(tag)
+            if code is None:
+                continue
+            if quality > parsed.quality.get(code, -1.0):
+                parsed.quality[code] = quality
+            parsed.position.setdefault(code, position)
+        return parsed
+
+    def excluded(self, code: str) -> bool:
+        """True when the header refuses ``code``: q=0 on it, or on ``*`` with no tag naming it."""
+        if code in self.quality:
+            return self.quality[code] == 0
+        return self.wildcard is not None and self.wildcard[0] == 0
+
+    def choose(self, preferred: str) -> str | None:
+        """The acceptable language ranked first, or None when the header names none we serve.
+
+        ``*`` stands for the languages the header does not name; among those it picks
+        ``preferred`` (the question's own language) first, then English, then the rest in order.
+        """
+        candidates = [(q, -self.position[code], code) for code, q in self.quality.items() if q > 0]
+        if self.wildcard is not None and self.wildcard[0] > 0:
+            unnamed = [code for code in (preferred, DEFAULT_LANGUAGE, *LANGUAGES) if code not in self.quality]
+            if unnamed:
+                candidates.append((self.wildcard[0], -self.wildcard[1], unnamed[0]))
+        return max(candidates)[2] if candidates else None
+
+
+def negotiate(accept_language: str | None, question: str) -> str:
+    """The answer language when ``lang`` is not given: Accept-Language, then the script of the question.
+
+    A language the header refuses (q=0) is not chosen from the script either: English takes
+    its place, or the first language the header does not refuse.
+    """
+    header = AcceptLanguage.parse(accept_language or "")
+    from_script = script_language(question)
+    chosen = header.choose(preferred=from_script)
+    if chosen is not None:
+        return chosen
+    for code in (from_script, DEFAULT_LANGUAGE, *LANGUAGES):
+        if not header.excluded(code):
+            return code
+    return from_script  # every language refused: RFC 9110 lets us answer in our default anyway

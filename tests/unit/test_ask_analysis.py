@@ -1,0 +1,148 @@
+"""Text analysis and ranking of the ask engine, on small hand-made libraries."""
+
+import pytest
+
+from serve.ask.analysis import document_terms, han_terms, question_slots
+from serve.ask.index import AskIndex, Entry, answer_fields, recommendation_fields
+
+
+def terms_of_question(text: str) -> set[str]:
+    return {term for slot in question_slots(text) for term, _ in slot.readings}
+
+
+@pytest.mark.parametrize(
+    ("variants", "language"),
+    [
+        # Arabic: hamza forms, teh marbuta, alef maksura, harakat, tatweel, the article and clitics
+        (["الزجاجة", "زجاجه", "زُجاجَة", "بالزجاجة", "زجـــاجة"], "ar"),
+        (["إبريق", "ابريق", "الإبريق"], "ar"),
+        # Greek: case, accents, final sigma, inflection (Snowball)
+        (["μπουκάλι", "ΜΠΟΥΚΑΛΙ", "μπουκαλι", "μπουκάλια"], "el"),
+        (["ζεστός", "ζεστοσ", "ΖΕΣΤΟΣ"], "el"),
+        # Gurmukhi: nukta, tippi/bindi, addak
+        (["ਸ਼ੀਸ਼ਾ", "ਸੀਸਾ"], "pa"),
+        (["ਰੱਖਦੀ", "ਰਖਦੀ"], "pa"),
+        (["ਇੰਸੂਲੇਟਿਡ", "ਇਂਸੂਲੇਟਿਡ"], "pa"),
+        # English: Snowball stemming, accents folded
+        (["bottles", "bottle", "Bottle"], "en"),
+        (["leaking", "leaks", "leak"], "en"),
+    ],
+)
+def test_spelling_variants_analyse_to_the_same_terms(variants, language):
+    analysed = {tuple(document_terms(word, language)) for word in variants}
+    assert len(analysed) == 1 and analysed != {()}, analysed
+
+
+def test_stop_words_are_dropped_in_every_language():
+    assert document_terms("which is the one for you", "en") == ["one"]
+    assert document_terms("και το για με", "el") == []
+    assert document_terms("هل في على من", "ar") == []
+    assert document_terms("ਦੇ ਦੀ ਨੂੰ ਵਿੱਚ ਹੈ", "pa") == []
+
+
+def test_han_text_becomes_bigrams_split_at_function_characters():
+    assert han_terms("保温杯") == ["保温", "温杯"]
+    assert han_terms("茶的杯") == ["茶", "杯"]  # 的 splits the run; lone characters stay unigrams
+    assert document_terms("Copperleaf保温杯", "zh") == ["copperleaf", "保温", "温杯"]
+
+
+def test_vietnamese_keeps_the_exact_syllable_and_its_folded_form():
+    assert document_terms("Bình giữ nhiệt", "vi") == ["binh", "bình", "giu", "giữ", "nhiet", "nhiệt"]
+    marked = question_slots("bình")[0].readings
+    assert marked[0] == ("bình", 1.0) and marked[1][0] == "binh" and marked[1][1] < 1.0
+    assert terms_of_question("binh") == {"binh"}
+
+
+def test_an_unmarked_latin_word_in_a_question_may_be_english_or_vietnamese():
+    (slot,) = question_slots("bottles")
+    assert dict(slot.readings) == {"bottl": 1.0, "bottles": pytest.approx(0.9)}
+    assert question_slots("the which") == []  # English stop words are not re-read as Vietnamese
+
+
+def test_a_mixed_script_question_is_analysed_word_by_word():
+    assert terms_of_question("Copperleaf 保温杯 dishwasher") == {"copperleaf", "保温", "温杯", "dishwash", "dishwasher"}
+
+
+TRANSLATIONS = ("en", "zh", "el", "vi", "ar", "pa")
+
+
+def translated(**texts):
+    return {lang: texts.get(lang, "") for lang in TRANSLATIONS}
+
+
+def recommendation(question: str, url: str, figure=12.5, **translations):
+    return {
+        "question": translated(en=question, **translations),
+        "scenario": translated(en="keeping tea hot at work"),
+        "answer": translated(en="The Meridian kept tea hottest on our bench."),
+        "evidence": translated(en="62 °C after 12 hours"),
+        "category_name": translated(en="Insulated bottles"),
+        "brand": "Copperleaf",
+        "product_name": "Meridian 750 ml",
+        "figure_value": figure,
+        "url": url,
+    }
+
+
+def library_answer(question: str, url: str, **translations):
+    return {"question": translated(en=question, **translations), "answer": translated(en="Rinse it."), "url": url}
+
+
+def index_of(*rows) -> AskIndex:
+    entries, fields = [], []
+    for row in rows:
+        if "scenario" in row:
+            entries.append(Entry("recommendation", row, bench_evidence=row["figure_value"] is not None))
+            fields.append(recommendation_fields(row))
+        else:
+            entries.append(Entry("answer-library", row, bench_evidence=False))
+            fields.append(answer_fields(row, None))
+    return AskIndex(entries, fields)
+
+
+def urls(index: AskIndex, question: str) -> list[str]:
+    return [match.entry.row["url"] for match in index.search(question, 5)]
+
+
+def test_a_recommendation_backed_by_bench_evidence_outranks_an_equally_relevant_answer():
+    index = index_of(
+        library_answer("Which bottle keeps tea hot?", "/answer"),
+        recommendation("Which bottle keeps tea hot?", "/with-evidence"),
+        recommendation("Which bottle keeps tea hot?", "/without-evidence", figure=None),
+    )
+    assert urls(index, "bottle for hot tea")[0] == "/with-evidence"
+
+
+def test_the_exact_vietnamese_spelling_ranks_above_a_folded_match():
+    index = index_of(
+        library_answer("x", "/bính", vi="bính giữ nhiệt"),
+        library_answer("x", "/bình", vi="bình giữ nhiệt"),
+    )
+    assert urls(index, "bình giữ nhiệt") == ["/bình", "/bính"]
+    assert set(urls(index, "binh giu nhiet")) == {"/bình", "/bính"}
+
+
+def test_a_typo_is_corrected_to_a_word_of_the_library():
+    index = index_of(library_answer("Can the bottle go in the dishwasher?", "/dishwasher"))
+    assert urls(index, "can my botle go in the dishwahser") == ["/dishwasher"]
+
+
+def test_a_question_sharing_only_common_words_does_not_match():
+    index = index_of(
+        library_answer("Can the bottle go in the dishwasher?", "/dishwasher"),
+        library_answer("How do I clean a bottle?", "/clean"),
+        library_answer("Which bottle is lightest?", "/light"),
+    )
+    assert urls(index, "How do I fix a leaking kitchen tap?") == []
+    assert urls(index, "what is the capital of Peru") == []
+    assert urls(index, "") == [] and urls(index, "???") == []
+
+
+def test_a_question_in_one_language_finds_the_entry_written_in_all():
+    index = index_of(
+        library_answer(
+            "Can the bottle go in the dishwasher?", "/dishwasher", el="Μπαίνει το μπουκάλι στο πλυντήριο πιάτων;"
+        ),
+        library_answer("How do I clean a bottle?", "/clean", el="Πώς καθαρίζω ένα μπουκάλι;"),
+    )
+    assert urls(index, "μπουκαλι πλυντηριο πιατων")[0] == "/dishwasher"
