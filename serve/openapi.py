@@ -809,20 +809,21 @@ HEADERS = {
     "Cache-Control": {"description": "public, max-age=300", "schema": {"type": "string"}},
     "X-Dataset-Version": {"description": "Version of the snapshot that answered.", "schema": {"type": "string"}},
 }
-IF_NONE_MATCH = {
-    "name": "If-None-Match",
-    "in": "header",
-    "required": False,
-    "schema": {"type": "string"},
-    "description": "An ETag from an earlier response: 304 with no body while it is still current.",
-}
-ACCEPT_LANGUAGE = {
-    "name": "Accept-Language",
-    "in": "header",
-    "required": False,
-    "schema": {"type": "string"},
-    "description": "Used to choose the answer language when lang is omitted (q-values respected).",
-}
+
+
+def header_parameter(name: str, description: str) -> Schema:
+    """An optional request header, as an OpenAPI parameter."""
+    return {"name": name, "in": "header", "required": False, "schema": {"type": "string"}, "description": description}
+
+
+IF_NONE_MATCH = header_parameter(
+    "If-None-Match", "An ETag from an earlier response: 304 with no body while it is still current."
+)
+ACCEPT_LANGUAGE = header_parameter(
+    "Accept-Language",
+    "Chooses the answer language when lang is omitted: q-values ranked, q=0 refuses a language, "
+    "* stands for any other, subtags fall back to their language (zh-TW -> zh).",
+)
 
 
 def _problem(description: str) -> Schema:

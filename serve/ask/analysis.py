@@ -31,15 +31,13 @@ from pathlib import Path
 
 import Stemmer
 
-_HAN_RANGE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+from serve.ask.language import ARABIC, GREEK, GURMUKHI, HAN, HAN_RANGE, VIETNAMESE_LETTERS
+
 # A word: letters and digits, with the combining marks of the scripts served (Python's \w
 # stops at Gurmukhi vowel signs and Arabic harakat, which are marks, not letters).
 _WORD = re.compile(r"[\w\u0300-\u036f\u064b-\u065f\u0670\u06d6-\u06ed\u0a00-\u0a7f]+")
-_HAN_RUN = re.compile(f"([{_HAN_RANGE}]+)")
-_GREEK = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
-_ARABIC = re.compile(r"[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
-_GURMUKHI = re.compile(r"[\u0a00-\u0a7f]")
-_VIETNAMESE_MARKED = re.compile(r"[ăâđêôơưàáảãạèéẻẽẹìíỉĩịòóỏõọùúủũụỳýỷỹỵ\u1ea0-\u1ef9]")
+_HAN_RUN = re.compile(f"([{HAN_RANGE}]+)")
+_VIETNAMESE_MARKED = re.compile(f"[{VIETNAMESE_LETTERS}]")
 
 _ARABIC_MARKS = re.compile(r"[\u064b-\u065f\u0670\u0640\u06d6-\u06ed]")
 _ARABIC_LETTERS = str.maketrans({"أ": "ا", "إ": "ا", "آ": "ا", "ٱ": "ا", "ة": "ه", "ى": "ي", "ؤ": "و", "ئ": "ي"})
@@ -170,7 +168,7 @@ FOLDED_READING = 0.9  # a Vietnamese syllable matched without its tone marks
 def script_of(word: str) -> str:
     """The script of a word, by its first character: han, greek, arabic, gurmukhi or latin."""
     first = word[0]
-    for name, pattern in (("han", _HAN_RUN), ("greek", _GREEK), ("arabic", _ARABIC), ("gurmukhi", _GURMUKHI)):
+    for name, pattern in (("han", HAN), ("greek", GREEK), ("arabic", ARABIC), ("gurmukhi", GURMUKHI)):
         if pattern.match(first):
             return name
     return "latin"

@@ -15,17 +15,19 @@ from dataclasses import dataclass, field
 LANGUAGES = ("en", "zh", "el", "vi", "ar", "pa")
 DEFAULT_LANGUAGE = "en"
 
-_HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
-_GREEK = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
-_ARABIC = re.compile(r"[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
-_GURMUKHI = re.compile(r"[\u0a00-\u0a7f]")
+# The scripts of the languages served (the ask analysis splits words by the same patterns).
+HAN_RANGE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
+HAN = re.compile(f"[{HAN_RANGE}]")
+GREEK = re.compile(r"[\u0370-\u03ff\u1f00-\u1fff]")
+ARABIC = re.compile(r"[\u0600-\u06ff\u0750-\u077f\ufb50-\ufdff\ufe70-\ufeff]")
+GURMUKHI = re.compile(r"[\u0a00-\u0a7f]")
 # Every letter with a diacritic that Vietnamese writes. Some are Vietnamese's alone (ă â đ ê
 # ô ơ ư, a hook above, a dot below); acute, grave and tilde are shared with other languages.
-_VIETNAMESE_LETTERS = "àáảãạăằắẳẵặâầấẩẫậèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợùúủũụưừứửữựỳýỷỹỵđ"
+VIETNAMESE_LETTERS = "àáảãạăằắẳẵặâầấẩẫậèéẻẽẹêềếểễệìíỉĩịòóỏõọôồốổỗộơờớởỡợùúủũụưừứửữựỳýỷỹỵđ"
 _VIETNAMESE_ONLY = re.compile(r"[ăâđêôơư\u1ea0-\u1ef9]")
-_MARKED_WORD = re.compile(f"\\w*[{_VIETNAMESE_LETTERS}]\\w*")
+_MARKED_WORD = re.compile(f"\\w*[{VIETNAMESE_LETTERS}]\\w*")
 _ACCENTED_LATIN = re.compile(r"[\u00c0-\u00d6\u00d8-\u00f6\u00f8-\u024f]")  # Latin-1 and Extended-A/B letters
-_SCRIPTS = (("zh", _HAN), ("el", _GREEK), ("ar", _ARABIC), ("pa", _GURMUKHI))
+_SCRIPTS = (("zh", HAN), ("el", GREEK), ("ar", ARABIC), ("pa", GURMUKHI))
 
 _Q_VALUE = re.compile(r"^(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)$")
 _TAG = re.compile(r"^(?:\*|[A-Za-z]{1,8}(?:-[A-Za-z0-9]{1,8})*)$")
@@ -52,7 +54,7 @@ def looks_vietnamese(text: str) -> bool:
     Vietnamese) are not.
     """
     lower = text.lower()
-    if any(c not in _VIETNAMESE_LETTERS for c in _ACCENTED_LATIN.findall(lower)):
+    if any(c not in VIETNAMESE_LETTERS for c in _ACCENTED_LATIN.findall(lower)):
         return False
     return bool(_VIETNAMESE_ONLY.search(lower)) or len(_MARKED_WORD.findall(lower)) >= 2
 
