@@ -20,7 +20,8 @@ exact or folded, English or Vietnamese, corrected typos, need the scoring done h
 Two numbers come out for an entry: its **score** (BM25F, times ``Tuning.bench_evidence_boost`` for
 a recommendation backed by bench measurements: the best sourced answer comes first) and
 its **coverage**, the IDF-weighted share of the question's words found in it. An entry
-matches only with enough of both (``Tuning.min_coverage``, ``Tuning.min_score``): an
+matches only with enough of both (``Tuning.min_coverage``, ``Tuning.min_score``; a short
+query found almost whole, ``Tuning.sure_coverage``, needs no minimum score): an
 unrelated question shares only common words with the library, and a word the library never
 uses counts fully against it. The thresholds are calibrated on ``tests/ask_eval/``;
 ``make bench-ask`` shows what they buy against the ``FLAT`` baseline.
@@ -51,7 +52,8 @@ class Tuning:
     field_weights: Mapping[str, float]
     bench_evidence_boost: float  # a recommendation backed by bench measurements ranks this much higher
     min_coverage: float  # below this share of the question's weight, an entry does not match
-    min_score: float  # nor below this BM25F score: a few common words shared are not a match
+    min_score: float  # nor below this BM25F score: a few common words shared are not a match...
+    sure_coverage: float  # ...unless it covers this share of the question (a short query, fully found)
     unknown_word: float  # how much a word the library never uses counts against a match (x its IDF)
     unknown_han_bigram: float  # the same for a Han bigram, mostly a seam between two words
     fuzzy_reading: float  # a term reached by correcting a typo weighs this much; 0 turns corrections off
@@ -62,6 +64,7 @@ TUNED = Tuning(
     bench_evidence_boost=1.15,
     min_coverage=0.2,
     min_score=12.0,
+    sure_coverage=0.8,
     unknown_word=1.0,
     unknown_han_bigram=0.35,
     fuzzy_reading=0.8,
@@ -71,6 +74,7 @@ FLAT = Tuning(
     bench_evidence_boost=1.0,
     min_coverage=TUNED.min_coverage,
     min_score=TUNED.min_score,
+    sure_coverage=TUNED.sure_coverage,
     unknown_word=TUNED.unknown_word,
     unknown_han_bigram=TUNED.unknown_han_bigram,
     fuzzy_reading=0.0,
@@ -240,7 +244,8 @@ class AskIndex:
             score += slot_score * slot.share
             found += slot_found * slot_weight
         coverage = found / max(total_weight, 1e-9)
-        matches = (coverage >= self.tuning.min_coverage) & (score >= self.tuning.min_score)
+        tuning = self.tuning
+        matches = (coverage >= tuning.min_coverage) & ((score >= tuning.min_score) | (coverage >= tuning.sure_coverage))
         score = np.where(matches, score * self.boost, 0.0)
         candidates = np.flatnonzero(score > 0)
         if len(candidates) > limit:

@@ -54,7 +54,7 @@ def test_supported_languages_name_each_language_and_its_hreflang(server: Server)
     ("question", "expected_language"),
     [
         ("Which insulated bottle keeps tea hot all day?", "en"),
-        ("哪款保温杯泡茶能保温一整天？", "zh"),
+        ("哪款保温杯能让茶从早到晚一直热？", "zh"),
         ("Ποιο θερμός κρατάει το τσάι ζεστό όλη μέρα;", "el"),
         ("Bình giữ nhiệt nào giữ trà nóng cả ngày?", "vi"),
         ("أي قارورة معزولة تحافظ على الشاي ساخنًا طوال اليوم؟", "ar"),
@@ -91,7 +91,7 @@ def test_accept_language_and_lang_take_precedence_in_that_order(server: Server):
         ("el", "Ποιος κέρδισε το πρωτάθλημα ποδοσφαίρου πέρσι;"),
         ("vi", "Giá vàng hôm nay bao nhiêu?"),
         ("ar", "ما هي عاصمة البيرو؟"),
-        ("pa", "ਕੱਲ੍ਹ ਮੌਸਮ ਕਿਹੋ ਜਿਹਾ ਰਹੇਗਾ?"),
+        ("pa", "ਭਾਰਤ ਦੀ ਰਾਜਧਾਨੀ ਕਿਹੜੀ ਹੈ?"),
     ],
 )
 def test_no_match_in_each_language_is_200_with_the_fallback(server: Server, language, question):
@@ -104,8 +104,8 @@ def test_no_match_in_each_language_is_200_with_the_fallback(server: Server, lang
 
 
 def test_limit_defaults_to_five_and_is_clamped_at_twenty(server: Server):
-    assert len(ask(server, "bottle dishwasher clean")["results"]) == 5
-    assert 5 < len(ask(server, "bottle dishwasher clean", "&limit=999")["results"]) <= 20
+    assert len(ask(server, "bottle")["results"]) == 5
+    assert len(ask(server, "bottle", "&limit=999")["results"]) == 20
     assert ask(server, "bottle", "&limit=0")["results"] == []
 
 
