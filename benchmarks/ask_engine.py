@@ -97,8 +97,7 @@ def quality_table(tuned: list[Scores], flat: list[Scores]) -> str:
     return "\n".join(lines)
 
 
-def latency_rows(tables: Mapping[str, list[dict[str, Any]]], entries: int, rounds: int) -> str:
-    questions = [q.question for q in load_questions()]
+def latency_rows(tables: Mapping[str, list[dict[str, Any]]], questions: list[str], entries: int, rounds: int) -> str:
     lines = [
         "| index | entries | build (s) | p50 (ms) | p99 (ms) | baseline p50 (ms) | baseline p99 (ms) |",
         "|---|---:|---:|---:|---:|---:|---:|",
@@ -128,8 +127,8 @@ def main() -> None:
     if version is None:
         sys.exit(f"no published snapshot under {store}: run `make build` (or `make bench-ask`) first")
     tables = load_snapshot(store, version).tables
-    print(f"snapshot {version}: scoring {len(load_questions())} labelled questions", file=sys.stderr)
     questions = load_questions()
+    print(f"snapshot {version}: scoring {len(questions)} labelled questions", file=sys.stderr)
     tuned = score(run(build(tables, TUNED), questions))
     flat = score(run(build(tables, FLAT), questions))
     report = "\n\n".join(
@@ -137,7 +136,7 @@ def main() -> None:
             f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
             f"Snapshot {version}. Command: `python benchmarks/ask_engine.py --entries {args.entries}`.",
             quality_table(tuned, flat),
-            latency_rows(tables, args.entries, args.rounds),
+            latency_rows(tables, [q.question for q in questions], args.entries, args.rounds),
         ]
     )
     overall = tuned[-1]

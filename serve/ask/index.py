@@ -54,8 +54,7 @@ class Tuning:
     min_coverage: float  # below this share of the question's weight, an entry does not match
     min_score: float  # nor below this BM25F score: a few common words shared are not a match...
     sure_coverage: float  # ...unless it covers this share of the question (a short query, fully found)
-    unknown_word: float  # how much a word the library never uses counts against a match (x its IDF)
-    unknown_han_bigram: float  # the same for a Han bigram, mostly a seam between two words
+    unknown_han_bigram: float  # share of an unknown word's weight that an unknown Han bigram counts
     fuzzy_reading: float  # a term reached by correcting a typo weighs this much; 0 turns corrections off
 
 
@@ -65,7 +64,6 @@ TUNED = Tuning(
     min_coverage=0.2,
     min_score=12.0,
     sure_coverage=0.8,
-    unknown_word=1.0,
     unknown_han_bigram=0.35,
     fuzzy_reading=0.8,
 )
@@ -75,7 +73,6 @@ FLAT = Tuning(
     min_coverage=TUNED.min_coverage,
     min_score=TUNED.min_score,
     sure_coverage=TUNED.sure_coverage,
-    unknown_word=TUNED.unknown_word,
     unknown_han_bigram=TUNED.unknown_han_bigram,
     fuzzy_reading=0.0,
 )
@@ -215,9 +212,8 @@ class AskIndex:
         A Han bigram the library never uses is mostly a seam between two words (灌的, 想撑),
         not a topic of its own, so it counts for a fraction of an unknown word.
         """
-        term = slot.readings[0][0]
-        han = script_of(term) == "han"
-        return self.unknown_idf * (self.tuning.unknown_han_bigram if han else self.tuning.unknown_word)
+        han = script_of(slot.readings[0][0]) == "han"
+        return self.unknown_idf * (self.tuning.unknown_han_bigram if han else 1.0)
 
     def search(self, question: str, limit: int) -> list[Match]:
         """The entries that match ``question``, best first, at most ``limit``."""
