@@ -125,7 +125,26 @@ def _arabic(word: str) -> str | None:
 @lru_cache(maxsize=200_000)
 def _gurmukhi(word: str) -> str | None:
     normal = normalise_gurmukhi(word)
-    return None if normal in _GURMUKHI_STOP or len(normal) < 2 else normal
+    return None if normal in _GURMUKHI_STOP or len(normal) < 2 else stem_gurmukhi(normal)
+
+
+# Punjabi inflects nouns, adjectives and participles by their final vowel: number, gender and
+# case (ਥੈਲੀ, ਥੈਲੀਆਂ; ਵਾਲਾ, ਵਾਲੀ, ਵਾਲੇ, ਵਾਲੀਆਂ). Longest first; written after normalisation (bindi).
+_GURMUKHI_ENDINGS = tuple(
+    sorted(
+        ("ੀਆਂ", "ਿਆਂ", "ਈਆਂ", "ੀਏ", "ਿਆ", "ੀਆ", "ਆਂ", "ੀਂ", "ੇਂ", "ਾਂ", "ੋਂ", "ੂੰ", "ਏ", "ਈ", "ਆ", "ਾ", "ੀ", "ੇ", "ੋ"),
+        key=len,
+        reverse=True,
+    )
+)
+
+
+def stem_gurmukhi(word: str) -> str:
+    """A light stemmer (no Snowball one exists for Punjabi): one inflectional vowel ending removed."""
+    for ending in _GURMUKHI_ENDINGS:
+        if word.endswith(ending) and len(word) - len(ending) >= 2:
+            return word[: -len(ending)]
+    return word
 
 
 _GURMUKHI_STOP = frozenset(normalise_gurmukhi(w) for w in STOP_WORDS["pa"])
@@ -149,6 +168,16 @@ def _words(text: str) -> Iterator[str]:
             yield from (part for part in _HAN_RUN.split(word) if part and part != "_")
         else:
             yield word
+
+
+def latin_readings(text: str) -> list[tuple[str | None, str | None]]:
+    """Each Latin word of ``text`` read as English (its stem) and as Vietnamese (its folded syllable)."""
+    readings: list[tuple[str | None, str | None]] = []
+    for word in _words(text):
+        if script_of(word) == "latin":
+            syllables = _latin_vietnamese(word)
+            readings.append((_latin_english(word), syllables[0] if syllables else None))
+    return readings
 
 
 @dataclass(frozen=True)
@@ -180,7 +209,7 @@ def _non_latin_terms(word: str, script: str) -> list[str]:
         return han_terms(word)
     analyse = {"greek": _greek, "arabic": _arabic, "gurmukhi": _gurmukhi}[script]
     term = analyse(word)
-    return [] if term is None else [term]
+    return [term] if term else []
 
 
 def document_terms(text: str, language: str) -> list[str]:

@@ -20,11 +20,12 @@ exact or folded, English or Vietnamese, corrected typos, need the scoring done h
 Two numbers come out for an entry: its **score** (BM25F, times ``Tuning.bench_evidence_boost`` for
 a recommendation backed by bench measurements: the best sourced answer comes first) and
 its **coverage**, the IDF-weighted share of the question's words found in it. An entry
-matches only with enough of both (``Tuning.min_coverage``, ``Tuning.min_score``; a short
-query found almost whole, ``Tuning.sure_coverage``, needs no minimum score): an
-unrelated question shares only common words with the library, and a word the library never
-uses counts fully against it. The thresholds are calibrated on ``tests/ask_eval/``;
-``make bench-ask`` shows what they buy against the ``FLAT`` baseline.
+matches only with enough of both (``Tuning.min_coverage``; ``Tuning.min_score``, a threshold
+per language of the question, as each analysis scores on a scale of its own; a short query
+found almost whole, ``Tuning.sure_coverage``, needs no minimum score): an unrelated question
+shares only common words with the library, and a word the library never uses counts fully
+against it. The thresholds are calibrated on ``tests/ask_eval/``; ``make bench-ask`` shows
+what they buy against the ``FLAT`` baseline, and what they reach on questions held out.
 """
 
 from __future__ import annotations
@@ -37,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from serve.ask.analysis import Slot, document_terms, question_slots, script_of
-from serve.ask.language import LANGUAGES
+from serve.ask.analysis import Slot, document_terms, latin_readings, question_slots, script_of
+from serve.ask.language import LANGUAGES, script_language
 
 K1 = 1.2
 B = 0.75
@@ -52,7 +53,12 @@ class Tuning:
     field_weights: Mapping[str, float]
     bench_evidence_boost: float  # a recommendation backed by bench measurements ranks this much higher
     min_coverage: float  # below this share of the question's weight, an entry does not match
-    min_score: float  # nor below this BM25F score: a few common words shared are not a match...
+    # Nor below this score, per language of the question (``AskIndex.question_language``): a few
+    # common words shared are not a match. Each analysis has a scale of its own (a Vietnamese
+    # word is two or three syllables, each a term; a Han character counts in two bigrams at half
+    # weight), so each language has its threshold, calibrated on the labelled set by
+    # ``serve.ask.evaluation.calibrate_min_scores``.
+    min_score: Mapping[str, float]
     sure_coverage: float  # ...unless it covers this share of the question (a short query, fully found)
     unknown_han_bigram: float  # share of an unknown word's weight that an unknown Han bigram counts
     fuzzy_reading: float  # a term reached by correcting a typo weighs this much; 0 turns corrections off
@@ -62,7 +68,7 @@ TUNED = Tuning(
     field_weights={"question": 3.0, "scenario": 2.0, "product": 1.5, "answer": 1.0},
     bench_evidence_boost=1.15,
     min_coverage=0.2,
-    min_score=12.0,
+    min_score={"en": 9.6, "zh": 8.5, "el": 12.9, "vi": 18.9, "ar": 13.6, "pa": 13.9},
     sure_coverage=0.8,
     unknown_han_bigram=0.35,
     fuzzy_reading=0.8,
@@ -138,10 +144,17 @@ class AskIndex:
         self.entries = entries
         self.tuning = tuning
         count = len(entries)
-        field_terms = [
-            {name: [t for text, lang in pairs for t in document_terms(text, lang)] for name, pairs in doc.items()}
-            for doc in fields
-        ]
+        # Latin terms by the language of their text: tells unmarked Vietnamese from English.
+        self.latin_vocabulary: dict[str, set[str]] = {"en": set(), "vi": set()}
+        field_terms: list[dict[str, list[str]]] = []
+        for doc in fields:
+            field_terms.append(defaultdict(list))
+            for name, pairs in doc.items():
+                for text, lang in pairs:
+                    terms = document_terms(text, lang)
+                    field_terms[-1][name].extend(terms)
+                    if lang in self.latin_vocabulary:
+                        self.latin_vocabulary[lang].update(t for t in terms if script_of(t) == "latin")
         average_length = {
             name: (sum(len(doc.get(name, ())) for doc in field_terms) / count) or 1.0 for name in tuning.field_weights
         }
@@ -215,6 +228,24 @@ class AskIndex:
         han = script_of(slot.readings[0][0]) == "han"
         return self.unknown_idf * (self.tuning.unknown_han_bigram if han else 1.0)
 
+    def question_language(self, question: str) -> str:
+        """The language whose score threshold applies: the question's script decides, and Latin
+        text without Vietnamese marks is Vietnamese when more of its words are Vietnamese-only
+        in the library than English-only ("binh giu nhiet nao" is, "best travel mug" is not).
+        """
+        language = script_language(question)
+        if language != "en":
+            return language
+        english_only = vietnamese_only = 0
+        for english, syllable in latin_readings(question):
+            if english is None:
+                continue  # an English stop word ("do", "to", "can") is also a Vietnamese syllable: no evidence
+            in_english = english in self.latin_vocabulary["en"]
+            in_vietnamese = syllable in self.latin_vocabulary["vi"]
+            english_only += in_english and not in_vietnamese
+            vietnamese_only += in_vietnamese and not in_english
+        return "vi" if vietnamese_only > english_only else "en"
+
     def search(self, question: str, limit: int) -> list[Match]:
         """The entries that match ``question``, best first, at most ``limit``."""
         slots = question_slots(question)
@@ -241,8 +272,10 @@ class AskIndex:
             found += slot_found * slot_weight
         coverage = found / max(total_weight, 1e-9)
         tuning = self.tuning
-        matches = (coverage >= tuning.min_coverage) & ((score >= tuning.min_score) | (coverage >= tuning.sure_coverage))
-        score = np.where(matches, score * self.boost, 0.0)
+        score *= self.boost
+        min_score = tuning.min_score[self.question_language(question)]
+        matches = (coverage >= tuning.min_coverage) & ((score >= min_score) | (coverage >= tuning.sure_coverage))
+        score = np.where(matches, score, 0.0)
         candidates = np.flatnonzero(score > 0)
         if len(candidates) > limit:
             candidates = candidates[np.argpartition(-score[candidates], limit - 1)[:limit]]

@@ -6,10 +6,11 @@ import pytest
 
 from serve.ask.analysis import document_terms, han_terms, question_slots
 from serve.ask.index import TUNED, AskIndex, Entry, answer_fields, recommendation_fields
+from serve.ask.language import LANGUAGES
 
 # A library of three entries has small IDFs: its scores sit far below the absolute threshold
 # calibrated on the demo, so ranking is tested with that threshold off (coverage still applies).
-SMALL_LIBRARY = dataclasses.replace(TUNED, min_score=0.0)
+SMALL_LIBRARY = dataclasses.replace(TUNED, min_score=dict.fromkeys(LANGUAGES, 0.0))
 
 
 def terms_of_question(text: str) -> set[str]:
@@ -29,6 +30,9 @@ def terms_of_question(text: str) -> set[str]:
         (["ਸ਼ੀਸ਼ਾ", "ਸੀਸਾ"], "pa"),
         (["ਰੱਖਦੀ", "ਰਖਦੀ"], "pa"),
         (["ਇੰਸੂਲੇਟਿਡ", "ਇਂਸੂਲੇਟਿਡ"], "pa"),
+        # Gurmukhi: number and gender endings (light stemmer)
+        (["ਥੈਲੀ", "ਥੈਲੀਆਂ"], "pa"),
+        (["ਬੋਤਲ", "ਬੋਤਲਾਂ"], "pa"),
         # English: Snowball stemming, accents folded
         (["bottles", "bottle", "Bottle"], "en"),
         (["leaking", "leaks", "leak"], "en"),
@@ -94,7 +98,7 @@ def library_answer(question: str, url: str, **translations):
     return {"question": translated(en=question, **translations), "answer": translated(en="Rinse it."), "url": url}
 
 
-def index_of(*rows) -> AskIndex:
+def index_of(*rows, tuning=SMALL_LIBRARY) -> AskIndex:
     entries, fields = [], []
     for row in rows:
         if "scenario" in row:
@@ -103,7 +107,7 @@ def index_of(*rows) -> AskIndex:
         else:
             entries.append(Entry("answer-library", row, bench_evidence=False))
             fields.append(answer_fields(row, None))
-    return AskIndex(entries, fields, SMALL_LIBRARY)
+    return AskIndex(entries, fields, tuning)
 
 
 def urls(index: AskIndex, question: str) -> list[str]:
@@ -152,3 +156,32 @@ def test_a_question_in_one_language_finds_the_entry_written_in_all():
         library_answer("How do I clean a bottle?", "/clean", el="Πώς καθαρίζω ένα μπουκάλι;"),
     )
     assert urls(index, "μπουκαλι πλυντηριο πιατων")[0] == "/dishwasher"
+
+
+BOTTLE_IN_TWO_LANGUAGES = library_answer(
+    "Which insulated bottle keeps tea hot all day?", "/bottle", vi="Bình giữ nhiệt nào giữ trà nóng cả ngày?"
+)
+
+
+@pytest.mark.parametrize(
+    ("question", "language"),
+    [
+        ("binh giu nhiet nao giu tra nong", "vi"),  # unmarked, but its words are the library's Vietnamese
+        ("Bình nào giữ nóng?", "vi"),
+        ("which bottle keeps tea hot", "en"),
+        ("can the bottle go in the dishwasher", "en"),  # "can", "the", "go" are Vietnamese syllables too
+        ("保温杯 Copperleaf", "zh"),
+        ("Ποιο μπουκάλι;", "el"),
+    ],
+)
+def test_the_question_language_sets_the_score_scale(question, language):
+    assert index_of(BOTTLE_IN_TWO_LANGUAGES).question_language(question) == language
+
+
+def test_the_score_threshold_is_the_question_language_s():
+    english_only = dataclasses.replace(
+        SMALL_LIBRARY, min_score={**SMALL_LIBRARY.min_score, "vi": 1e9}, sure_coverage=2.0
+    )
+    index = index_of(BOTTLE_IN_TWO_LANGUAGES, tuning=english_only)
+    assert urls(index, "insulated bottle for hot tea") == ["/bottle"]
+    assert urls(index, "binh giu nhiet giu tra nong") == []
