@@ -1,4 +1,4 @@
-"""The code location: every asset, check, job and schedule of reuse-data."""
+"""The code location: every asset, check, job, schedule and sensor of reuse-data."""
 
 from dagster import Definitions, in_process_executor
 
@@ -8,12 +8,14 @@ from pipelines.assets.publish import published_snapshot
 from pipelines.checks import translation_checks
 from pipelines.resources import build_resources
 from pipelines.schedules import build_and_publish, daily_build
+from pipelines.sensors import intake_inbox
 
 defs = Definitions(
     assets=[*ingest_assets, dbt_models, published_snapshot],
     asset_checks=translation_checks,
     jobs=[build_and_publish],
     schedules=[daily_build],
+    sensors=[intake_inbox],
     resources=build_resources(),
     # One DuckDB file takes one writer at a time: run steps one after another.
     executor=in_process_executor,

@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from reuse_data.intake_cli import add_intake_commands
 from reuse_data.settings import PROJECT_ROOT, load_settings
 
 EPILOG = """\
@@ -22,6 +23,9 @@ examples:
   reuse-data snapshots list                see published snapshots, newest first
   reuse-data snapshots rollback 20261122T081502123Z
   reuse-data demo generate --products 5000 --measurements 200000 --out /tmp/big
+  reuse-data testers add "Eleni Papadaki"  give a tester an upload token (printed once)
+  reuse-data intake --port 8001            serve the tester intake (upload page at /)
+  reuse-data upload sheet.csv --token T    upload a bench sheet and print the verdict
 """
 
 
@@ -194,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="whose hand-written editorial export to copy (default: demo/)",
     )
     generate.set_defaults(handler=command_demo_generate)
+    add_intake_commands(commands)
     return parser
 
 

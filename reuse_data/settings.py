@@ -8,6 +8,7 @@ from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+DEFAULT_INTAKE_MAX_BYTES = 10 * 1024 * 1024
 
 
 @dataclass(frozen=True)
@@ -17,11 +18,13 @@ class Settings:
     home: every data file (build warehouse, snapshots, Dagster home, inbox); ``REUSE_DATA_HOME``.
     inputs: the raw inputs a build reads (bench sheets and editorial export); ``REUSE_DATA_INPUTS``.
     base_url: the public address page URLs are built on; ``REUSE_DATA_BASE_URL``.
+    intake_max_bytes: the largest bench sheet the intake accepts; ``REUSE_DATA_INTAKE_MAX_BYTES``.
     """
 
     home: Path
     inputs: Path
     base_url: str
+    intake_max_bytes: int = DEFAULT_INTAKE_MAX_BYTES
 
     @property
     def warehouse_path(self) -> Path:
@@ -54,4 +57,6 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
     home = Path(env.get("REUSE_DATA_HOME") or PROJECT_ROOT / "var").expanduser().resolve()
     inputs = Path(env.get("REUSE_DATA_INPUTS") or PROJECT_ROOT / "demo").expanduser().resolve()
     base_url = (env.get("REUSE_DATA_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-    return Settings(home=home, inputs=inputs, base_url=base_url)
+    max_bytes = env.get("REUSE_DATA_INTAKE_MAX_BYTES", "")
+    intake_max_bytes = int(max_bytes) if max_bytes.isdigit() else DEFAULT_INTAKE_MAX_BYTES
+    return Settings(home=home, inputs=inputs, base_url=base_url, intake_max_bytes=intake_max_bytes)

@@ -315,6 +315,9 @@ SCHEMAS: dict[str, Schema] = {
             "sub_score": nullable(number("0-100 sub-score.", minimum=0, maximum=100)),
             "tester": nullable(string("Who ran the test.")),
             "tested_on": nullable(date("Date of the test session.")),
+            "receipt": nullable(
+                string("Receipt of the uploaded bench sheet behind the newest session; null for the lab's archive.")
+            ),
             **CITABLE,
         },
         "One planned bench slot (category x protocol x product). Untested slots are null + pending.",

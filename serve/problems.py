@@ -12,8 +12,13 @@ from starlette.responses import Response
 PROBLEM_TYPE_BASE = "https://reuse-data.example/problems/"
 TITLES = {
     400: "Invalid request",
+    401: "Unauthorized",
+    403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    413: "Upload too large",
+    415: "Unsupported file type",
+    422: "Invalid bench sheet",
     500: "Internal error",
     503: "No published snapshot",
 }
@@ -45,6 +50,8 @@ def problem_response(
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store"}
     if status == 405:
         headers["Allow"] = "GET, HEAD, OPTIONS"
+    if status == 401:
+        headers["WWW-Authenticate"] = 'Bearer realm="reuse-data intake"'
     return Response(orjson.dumps(body), status_code=status, media_type="application/problem+json", headers=headers)
 
 

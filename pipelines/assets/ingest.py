@@ -14,6 +14,8 @@ from pipelines.resources import InputsResource, WarehouseResource
 from reuse_data.bench_sheets import SHEET_COLUMNS, SHEET_SUFFIXES, SheetError, read_sheet
 from reuse_data.editorial_export import EXPORT_TABLES, ExportError, ExportTable, read_export_table
 from reuse_data.input_problems import InputProblems
+from reuse_data.intake_store import IntakeStore
+from reuse_data.settings import load_settings
 
 RAW_SCHEMA = "raw"
 BENCH_TABLE = "bench_readings"
@@ -55,6 +57,20 @@ def raw_bench_readings(
             frames.append(read_sheet(path, str(path.relative_to(inputs.root))))
         except SheetError as error:
             problems.extend(error.problems)
+    # Sheets testers uploaded through the intake, withdrawn ones too (their slots become retest).
+    intake = IntakeStore(load_settings().home)
+    receipts = intake.receipts()
+    for receipt in receipts:
+        try:
+            frame = read_sheet(intake.sheet_path(receipt), f"intake/{receipt.id}")
+        except SheetError as error:
+            problems.extend(error.problems)
+            continue
+        frames.append(
+            frame.with_columns(
+                pl.lit(receipt.id).alias("_receipt_id"), pl.lit(receipt.status == "withdrawn").alias("_withdrawn")
+            )
+        )
     if problems:
         raise _failure(SheetError(problems))
     empty = pl.DataFrame(
@@ -64,12 +80,17 @@ def raw_bench_readings(
             "_source_file": pl.String,
             "_source_sheet": pl.String,
             "_source_sha256": pl.String,
+            "_receipt_id": pl.String,
+            "_withdrawn": pl.Boolean,
         }
     )
     frame = pl.concat([empty, *frames], how="diagonal_relaxed") if frames else empty
+    frame = frame.with_columns(pl.col("_withdrawn").fill_null(False))
     rows = write_raw_table(warehouse, BENCH_TABLE, frame)
-    context.log.info(f"ingested {rows} readings from {len(paths)} sheets")
-    return MaterializeResult(metadata={"dagster/row_count": rows, "sheets": len(paths)})
+    context.log.info(f"ingested {rows} readings from {len(paths)} sheets and {len(receipts)} intake receipts")
+    return MaterializeResult(
+        metadata={"dagster/row_count": rows, "sheets": len(paths), "intake_receipts": len(receipts)}
+    )
 
 
 def build_export_asset(spec: ExportTable) -> AssetsDefinition:

@@ -5,6 +5,7 @@ import hashlib
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
 from pipelines.resources import WarehouseResource
+from reuse_data.intake_store import IntakeStore
 from reuse_data.settings import load_settings
 from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
 from warehouse.snapshots import publish
@@ -28,6 +29,15 @@ def inputs_fingerprint(warehouse: WarehouseResource) -> str:
     return digest.hexdigest()
 
 
+def published_receipts(warehouse: WarehouseResource) -> dict[str, str]:
+    """Intake receipt -> the status (accepted or withdrawn) this build ingested it with."""
+    with warehouse.connect() as connection:
+        rows = connection.execute(
+            "SELECT DISTINCT _receipt_id, _withdrawn FROM raw.bench_readings WHERE _receipt_id IS NOT NULL"
+        ).fetchall()
+    return {receipt: "withdrawn" if withdrawn else "accepted" for receipt, withdrawn in rows}
+
+
 @asset(
     key=AssetKey(["published", "snapshot"]),
     group_name="publish",
@@ -39,6 +49,8 @@ def published_snapshot(context: AssetExecutionContext, warehouse: WarehouseResou
     settings = load_settings()
     info = publish(settings.snapshots_dir, settings.warehouse_path, inputs_fingerprint=inputs_fingerprint(warehouse))
     context.log.info(f"published snapshot {info.version} ({info.size_bytes / 1e6:.1f} MB)")
+    # The intake's sensor stops asking for a build once each receipt's status is published.
+    IntakeStore(settings.home).mark_published(published_receipts(warehouse))
     return MaterializeResult(
         metadata={
             "version": info.version,

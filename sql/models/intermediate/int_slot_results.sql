@@ -1,12 +1,21 @@
 -- Each planned slot with the mean of its accepted replicates and its 0-100 sub-score.
--- A slot with no reading stays pending with a null value: never imputed.
-with readings as (
+-- A slot with no reading stays pending with a null value: never imputed. A slot whose
+-- readings were all withdrawn (a tester's sheet found wrong) is retest, also null.
+with all_readings as (
     select
         readings.*,
         people.person_slug as tester_slug
     from {{ ref('stg_bench_readings') }} as readings
     left join {{ ref('stg_people') }} as people
         on lower(people.person_name) = lower(readings.tester_name)
+),
+
+readings as (
+    select * from all_readings where not withdrawn
+),
+
+withdrawn_slots as (
+    select distinct product_slug, protocol_slug from all_readings where withdrawn
 ),
 
 per_slot as (
@@ -22,6 +31,7 @@ per_slot as (
         max(tested_on) as last_tested_on,
         arg_max(tester_name, tested_on) as tester_name,
         arg_max(tester_slug, tested_on) as tester_slug,
+        arg_max(receipt_id, tested_on) as receipt_id,
         list(distinct source_file order by source_file) as source_files,
         list(reading_id order by reading_id) as reading_ids
     from readings
@@ -47,7 +57,11 @@ select
     slots.product_slug,
     slots.protocol_slug,
     slots.category_slug,
-    case when per_slot.replicates is null then 'pending' else 'measured' end as status,
+    case
+        when per_slot.replicates is not null then 'measured'
+        when withdrawn_slots.product_slug is not null then 'retest'
+        else 'pending'
+    end as status,
     round(per_slot.mean_reading, 2) as value,
     per_slot.mean_reading,
     per_slot.reading_sd,
@@ -56,6 +70,7 @@ select
     per_slot.last_tested_on,
     per_slot.tester_name,
     per_slot.tester_slug,
+    per_slot.receipt_id,
     coalesce(per_slot.source_files, []) as source_files,
     coalesce(per_slot.reading_ids, []) as reading_ids,
     scoring_rules.direction,
@@ -72,5 +87,7 @@ select
 from {{ ref('int_bench_slots') }} as slots
 left join per_slot
     on per_slot.product_slug = slots.product_slug and per_slot.protocol_slug = slots.protocol_slug
+left join withdrawn_slots
+    on withdrawn_slots.product_slug = slots.product_slug and withdrawn_slots.protocol_slug = slots.protocol_slug
 left join scoring_rules
     on scoring_rules.slot_id = slots.slot_id

@@ -19,6 +19,7 @@ select
     slots.sub_score,
     slots.tester_name as tester,
     slots.tester_slug,
+    slots.receipt_id as receipt,
     slots.last_tested_on as tested_on,
     slots.first_tested_on,
     slots.source_files,

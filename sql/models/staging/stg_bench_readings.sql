@@ -17,7 +17,9 @@ cleaned as (
         _source_file as source_file,
         _source_sheet as source_sheet,
         _source_sha256 as source_sha256,
-        _source_row as source_row
+        _source_row as source_row,
+        _receipt_id as receipt_id,
+        coalesce(_withdrawn, false) as withdrawn
     from source
 ),
 
@@ -56,6 +58,8 @@ select
     source_file,
     source_sheet,
     source_sha256,
-    source_row
+    source_row,
+    receipt_id,
+    withdrawn
 from deduplicated
 where copy_number = 1

@@ -1,0 +1,259 @@
+"""The tester intake's state: testers and their tokens, receipts, and the archive of sheets.
+
+One SQLite file (``<REUSE_DATA_HOME>/intake/intake.sqlite3``) holds testers and receipts;
+accepted sheets are kept byte for byte under ``intake/sheets/<sha256><suffix>``, written
+once (to a temporary name, then renamed) and never changed. A file name from an upload is
+only ever shown, never used as a path.
+
+A tester's token is shown once, when the tester is added; only its SHA-256 is stored. A
+receipt remembers which of its states (accepted, withdrawn) the newest published snapshot
+holds, so the pipeline's sensor can tell what is still to publish, and a crash between
+accepting a sheet and ingesting it loses nothing: the receipt stays unpublished until a
+build publishes it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import json
+import os
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS testers (
+    name TEXT PRIMARY KEY,
+    token_sha256 TEXT NOT NULL UNIQUE,
+    created_at TEXT NOT NULL,
+    revoked_at TEXT
+);
+CREATE TABLE IF NOT EXISTS receipts (
+    id TEXT PRIMARY KEY,
+    sha256 TEXT NOT NULL UNIQUE,
+    file_name TEXT NOT NULL,
+    suffix TEXT NOT NULL,
+    tester TEXT NOT NULL,
+    received_at TEXT NOT NULL,
+    rows_accepted INTEGER NOT NULL,
+    slots TEXT NOT NULL,
+    withdrawn_at TEXT,
+    withdrawal_reason TEXT,
+    published_status TEXT
+);
+"""
+
+
+class IntakeError(ValueError):
+    """A request the intake store cannot carry out (unknown tester, unknown receipt...)."""
+
+
+@dataclass(frozen=True)
+class Tester:
+    name: str
+    created_at: str
+    revoked_at: str | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+
+@dataclass(frozen=True)
+class Receipt:
+    """An accepted sheet: what it held, who sent it, and whether it is withdrawn and published."""
+
+    id: str
+    sha256: str
+    file_name: str
+    suffix: str
+    tester: str
+    received_at: str
+    rows_accepted: int
+    slots: tuple[str, ...]
+    withdrawn_at: str | None
+    withdrawal_reason: str | None
+    published_status: str | None  # the status the newest published snapshot holds, if any
+
+    @property
+    def status(self) -> str:
+        return "withdrawn" if self.withdrawn_at else "accepted"
+
+    @property
+    def published(self) -> bool:
+        return self.published_status == self.status
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "sha256": self.sha256,
+            "file_name": self.file_name,
+            "tester": self.tester,
+            "received_at": self.received_at,
+            "rows_accepted": self.rows_accepted,
+            "slots": list(self.slots),
+            "status": self.status,
+            "withdrawn_at": self.withdrawn_at,
+            "withdrawal_reason": self.withdrawal_reason,
+            "published": self.published,
+        }
+
+
+def now_iso() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def receipt_id_for(sha256: str) -> str:
+    """Receipts are content-addressed: the same bytes always get the same receipt."""
+    return f"rcpt-{sha256[:20]}"
+
+
+class IntakeStore:
+    """Testers, receipts and archived sheets under ``<home>/intake``."""
+
+    def __init__(self, home: Path):
+        self.root = home / "intake"
+        self.sheets_dir = self.root / "sheets"
+        self.sheets_dir.mkdir(parents=True, exist_ok=True)
+        self.database = self.root / "intake.sqlite3"
+        with self._connect() as connection:
+            connection.executescript(SCHEMA)
+
+    @contextmanager
+    def _connect(self) -> Iterator[sqlite3.Connection]:
+        connection = sqlite3.connect(self.database, timeout=30, isolation_level=None)
+        connection.row_factory = sqlite3.Row
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=FULL")
+        try:
+            yield connection
+        finally:
+            connection.close()
+
+    # Testers
+
+    def add_tester(self, name: str) -> str:
+        """Create a tester and return their token (shown once; only its hash is kept)."""
+        token = secrets.token_urlsafe(32)
+        with self._connect() as connection:
+            if connection.execute("SELECT 1 FROM testers WHERE name = ?", (name,)).fetchone():
+                raise IntakeError(f"tester {name!r} already exists; revoke it first to issue a new token")
+            connection.execute(
+                "INSERT INTO testers (name, token_sha256, created_at) VALUES (?, ?, ?)",
+                (name, token_hash(token), now_iso()),
+            )
+        return token
+
+    def revoke_tester(self, name: str) -> None:
+        with self._connect() as connection:
+            row = connection.execute("SELECT revoked_at FROM testers WHERE name = ?", (name,)).fetchone()
+            if row is None:
+                raise IntakeError(f"no tester named {name!r}; `reuse-data testers list` shows them")
+            if row["revoked_at"] is None:
+                connection.execute("UPDATE testers SET revoked_at = ? WHERE name = ?", (now_iso(), name))
+
+    def testers(self) -> list[Tester]:
+        with self._connect() as connection:
+            rows = connection.execute("SELECT name, created_at, revoked_at FROM testers ORDER BY name").fetchall()
+        return [Tester(**dict(row)) for row in rows]
+
+    def authenticate(self, token: str) -> str | None:
+        """The name of the active tester holding ``token``, or None."""
+        if not token:
+            return None
+        with self._connect() as connection:
+            row = connection.execute(
+                "SELECT name FROM testers WHERE token_sha256 = ? AND revoked_at IS NULL", (token_hash(token),)
+            ).fetchone()
+        return row["name"] if row else None
+
+    # Receipts
+
+    def sheet_path(self, receipt: Receipt) -> Path:
+        return self.sheets_dir / f"{receipt.sha256}{receipt.suffix}"
+
+    def archive(self, content: bytes, sha256: str, suffix: str) -> Path:
+        """Keep ``content`` as received under its hash; a second copy of the same bytes is a no-op."""
+        path = self.sheets_dir / f"{sha256}{suffix}"
+        if not path.exists():
+            temporary = self.sheets_dir / f".{sha256}.{secrets.token_hex(4)}.part"
+            with temporary.open("wb") as handle:
+                handle.write(content)
+                handle.flush()
+                os.fsync(handle.fileno())
+            temporary.chmod(0o444)
+            os.replace(temporary, path)
+        return path
+
+    def record(
+        self, *, sha256: str, file_name: str, suffix: str, tester: str, rows_accepted: int, slots: list[str]
+    ) -> tuple[Receipt, bool]:
+        """The receipt of a sheet already archived, and whether it is new (False: the same bytes came before)."""
+        receipt_id = receipt_id_for(sha256)
+        with self._connect() as connection:
+            cursor = connection.execute(
+                "INSERT OR IGNORE INTO receipts (id, sha256, file_name, suffix, tester, received_at, rows_accepted, "
+                "slots) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (receipt_id, sha256, file_name, suffix, tester, now_iso(), rows_accepted, json.dumps(slots)),
+            )
+            created = cursor.rowcount == 1
+        receipt = self.receipt(receipt_id)
+        assert receipt is not None
+        return receipt, created
+
+    def receipt(self, receipt_id: str) -> Receipt | None:
+        with self._connect() as connection:
+            row = connection.execute("SELECT * FROM receipts WHERE id = ?", (receipt_id,)).fetchone()
+        return _receipt(row) if row else None
+
+    def receipt_by_sha256(self, sha256: str) -> Receipt | None:
+        with self._connect() as connection:
+            row = connection.execute("SELECT * FROM receipts WHERE sha256 = ?", (sha256,)).fetchone()
+        return _receipt(row) if row else None
+
+    def receipts(self, tester: str | None = None) -> list[Receipt]:
+        """Receipts, newest first; only ``tester``'s when given."""
+        sql = "SELECT * FROM receipts" + (" WHERE tester = ?" if tester else "") + " ORDER BY received_at DESC, id"
+        with self._connect() as connection:
+            rows = connection.execute(sql, (tester,) if tester else ()).fetchall()
+        return [_receipt(row) for row in rows]
+
+    def withdraw(self, receipt_id: str, reason: str) -> Receipt:
+        """Mark a sheet withdrawn: its readings leave the scores at the next build; nothing is deleted."""
+        if not reason.strip():
+            raise IntakeError("a withdrawal needs a reason (--reason)")
+        with self._connect() as connection:
+            cursor = connection.execute(
+                "UPDATE receipts SET withdrawn_at = ?, withdrawal_reason = ? WHERE id = ? AND withdrawn_at IS NULL",
+                (now_iso(), reason.strip(), receipt_id),
+            )
+            if cursor.rowcount == 0 and self.receipt(receipt_id) is None:
+                raise IntakeError(f"no receipt {receipt_id!r}; `reuse-data upload` prints receipt ids")
+        receipt = self.receipt(receipt_id)
+        assert receipt is not None
+        return receipt
+
+    def unpublished(self) -> list[Receipt]:
+        """Receipts whose current status the newest published snapshot does not hold yet."""
+        return [r for r in self.receipts() if not r.published]
+
+    def mark_published(self, statuses: dict[str, str]) -> None:
+        """Record the status of each receipt (id -> accepted/withdrawn) a published snapshot holds."""
+        with self._connect() as connection:
+            connection.executemany(
+                "UPDATE receipts SET published_status = ? WHERE id = ?", [(s, i) for i, s in statuses.items()]
+            )
+
+
+def _receipt(row: sqlite3.Row) -> Receipt:
+    values = dict(row)
+    values["slots"] = tuple(json.loads(values["slots"]))
+    return Receipt(**values)

@@ -1,0 +1,141 @@
+"""A bench sheet checked row by row against the warehouse's reference data, before it is accepted.
+
+The reference is the published snapshot's products, protocols and testers, and the unit
+conversions seed the pipeline converts with (``sql/seeds/unit_conversions.csv``), so a sheet
+accepted here is one the build ingests without a failing test. Every problem names the row
+as the tester sees it in the sheet (the header is row 1) and the column.
+"""
+
+from __future__ import annotations
+
+import csv
+import datetime as dt
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import polars as pl
+
+from reuse_data.bench_sheets import SheetError, parse_reading, parse_sheet_date, read_sheet
+from reuse_data.input_problems import RowProblem
+from reuse_data.settings import PROJECT_ROOT
+
+UNIT_CONVERSIONS = PROJECT_ROOT / "sql" / "seeds" / "unit_conversions.csv"
+
+
+@dataclass(frozen=True)
+class Protocol:
+    unit: str
+    plausible_min: float | None
+    plausible_max: float | None
+    categories: frozenset[str]
+
+
+@dataclass(frozen=True)
+class Conversion:
+    to_unit: str
+    scale: float
+    offset: float
+
+
+@dataclass(frozen=True)
+class Reference:
+    """What a reading must agree with: known products, protocols, units and testers."""
+
+    product_categories: Mapping[str, str]  # product slug -> category slug
+    protocols: Mapping[str, Protocol]
+    testers: frozenset[str]  # lower-cased names
+    conversions: Mapping[str, Conversion]  # lower-cased unit as typed -> the unit it converts to
+
+    @classmethod
+    def from_tables(cls, tables: Mapping[str, Iterable[Mapping[str, Any]]]) -> Reference:
+        """The reference of a published snapshot's tables."""
+        return cls(
+            product_categories={p["product_slug"]: p["category_slug"] for p in tables["products"]},
+            protocols={
+                p["protocol_slug"]: Protocol(
+                    p["unit"], p["plausible_min"], p["plausible_max"], frozenset(p["category_slugs"] or ())
+                )
+                for p in tables["protocols"]
+            },
+            testers=frozenset(p["person_name"].strip().lower() for p in tables["people"] if p["is_tester"]),
+            conversions=read_conversions(),
+        )
+
+
+def read_conversions(path: Path = UNIT_CONVERSIONS) -> dict[str, Conversion]:
+    with path.open(encoding="utf-8") as handle:
+        return {
+            row["from_unit"].strip().lower(): Conversion(row["to_unit"], float(row["scale"]), float(row["offset"]))
+            for row in csv.DictReader(handle)
+        }
+
+
+@dataclass(frozen=True)
+class CheckedSheet:
+    """A sheet that passed every check: its rows and the bench slots (product:protocol) they fill."""
+
+    rows: pl.DataFrame
+    slots: list[str]
+
+
+def _text(value: str | None) -> str:
+    return (value or "").strip()
+
+
+def validate_sheet(path: Path, file_name: str, reference: Reference, today: dt.date | None = None) -> CheckedSheet:
+    """Check every row of the sheet at ``path``; SheetError lists every problem found."""
+    frame = read_sheet(path, file_name)  # structure: columns, numbers, whole samples, dates
+    today = today or dt.datetime.now(dt.UTC).date()
+    problems: list[RowProblem] = []
+    seen: dict[tuple[str, ...], int] = {}
+    slots: set[str] = set()
+    if frame.is_empty():
+        raise SheetError([RowProblem(file_name, 2, "product", "", "the sheet has no readings")])
+    for row in frame.iter_rows(named=True):
+        number, sheet = row["_source_row"], row["_source_sheet"]
+
+        def problem(column: str, message: str, row: dict[str, Any] = row, number: int = number) -> None:
+            problems.append(RowProblem(file_name, number, column, _text(row[column]), message, row["_source_sheet"]))
+
+        product, protocol_slug = _text(row["product"]).lower(), _text(row["protocol"]).lower()
+        category = reference.product_categories.get(product)
+        protocol = reference.protocols.get(protocol_slug)
+        if category is None:
+            problem("product", "unknown product; use the product slug as on the site (e.g. copperleaf-meridian)")
+        if protocol is None:
+            known = ", ".join(sorted(reference.protocols))
+            problem("protocol", f"unknown protocol; known protocols: {known}")
+        elif category is not None and category not in protocol.categories:
+            problem("protocol", f"the protocol is not run on {category} products")
+        if protocol is not None:
+            conversion = reference.conversions.get(_text(row["unit"]).lower())
+            if conversion is None or conversion.to_unit != protocol.unit:
+                problem("unit", f"not a unit of {protocol_slug}; record it in {protocol.unit} or a unit that converts")
+            else:
+                value = parse_reading(row["reading"])
+                assert value is not None  # read_sheet checked it is a number
+                converted = value * conversion.scale + conversion.offset
+                low, high = protocol.plausible_min, protocol.plausible_max
+                if (low is not None and converted < low) or (high is not None and converted > high):
+                    problem(
+                        "reading",
+                        f"outside the plausible range of {protocol_slug} ({low} to {high} {protocol.unit}); "
+                        "check the reading and its unit",
+                    )
+        tested_on = parse_sheet_date(row["date"])
+        if tested_on is not None and dt.date.fromisoformat(tested_on) > today:
+            problem("date", f"in the future (today is {today.isoformat()})")
+        if _text(row["tester"]).lower() not in reference.testers:
+            problem("tester", "not a known tester; write the name as on the site's team page")
+        key = (product, protocol_slug, _text(row["sample"]), tested_on or "", _text(row["tester"]).lower(), sheet or "")
+        if key in seen:
+            problem("sample", f"the same sample as row {seen[key]} (product, protocol, sample, date and tester)")
+        else:
+            seen[key] = number
+        if category is not None and protocol is not None:
+            slots.add(f"{product}:{protocol_slug}")
+    if problems:
+        raise SheetError(problems)
+    return CheckedSheet(rows=frame, slots=sorted(slots))

@@ -1,0 +1,206 @@
+"""The tester intake: a separate app (its own port) where the lab uploads bench sheets.
+
+    POST /api/intake/bench-sheets       multipart field ``file`` (CSV or XLSX); bearer token
+    GET  /api/intake/receipts           the caller's receipts, newest first
+    GET  /api/intake/receipts/{id}      one receipt (only the caller's own: 403 otherwise)
+    GET  /                              the upload page for people (serve/intake_page.html)
+
+A sheet is checked row by row against the published snapshot's reference data
+(``reuse_data.sheet_validation``). Any bad row rejects it whole (422, every problem with
+its row and column); nothing of it is kept. An accepted sheet is archived as received,
+gets a receipt (201), and waits for the pipeline's sensor to ingest and publish it. The
+same bytes again get the same receipt (200) and are not ingested twice.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import tempfile
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import orjson
+from starlette.applications import Starlette
+from starlette.datastructures import UploadFile
+from starlette.exceptions import HTTPException
+from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
+
+from reuse_data.bench_sheets import SheetError
+from reuse_data.intake_store import IntakeStore, Receipt
+from reuse_data.settings import Settings, load_settings
+from reuse_data.sheet_validation import Reference, validate_sheet
+from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
+from serve.snapshot import load_snapshot
+from warehouse.snapshots import current_version
+
+PAGE = Path(__file__).with_name("intake_page.html")
+MULTIPART_OVERHEAD = 16 * 1024  # boundaries and part headers around the file
+ZIP_MAGIC = b"PK\x03\x04"  # an XLSX workbook is a zip archive
+
+
+def json_response(body: object, status: int = 200) -> Response:
+    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+
+
+def authenticated_tester(request: Request) -> str:
+    """The tester whose bearer token the request carries; 401 without a valid, unrevoked one."""
+    scheme, _, token = request.headers.get("authorization", "").partition(" ")
+    tester = request.app.state.store.authenticate(token.strip()) if scheme.lower() == "bearer" else None
+    if tester is None:
+        raise ProblemError(
+            401,
+            "A valid tester token is required: send `Authorization: Bearer <token>`. "
+            "Ask the lab lead for one (`reuse-data testers add NAME`).",
+            slug="unauthorized",
+        )
+    return tester
+
+
+def sheet_suffix(file_name: str, content: bytes) -> str:
+    """``.csv`` or ``.xlsx``, by the file's name and its first bytes; 415 for anything else."""
+    suffix = Path(file_name).suffix.lower()
+    if suffix == ".xlsx" and content.startswith(ZIP_MAGIC):
+        return ".xlsx"
+    if suffix == ".csv" and not content.startswith(ZIP_MAGIC) and b"\x00" not in content[:4096]:
+        return ".csv"
+    raise ProblemError(
+        415,
+        f"{file_name!r} is not a bench sheet: upload a .csv file or an .xlsx workbook.",
+        slug="unsupported-media-type",
+    )
+
+
+async def _body(request: Request, limit: int) -> AsyncIterator[bytes]:
+    """The request body, refused with 413 as soon as it outgrows ``limit``."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit + MULTIPART_OVERHEAD:
+        raise _too_large(limit)
+    received = 0
+    async for chunk in request.stream():
+        received += len(chunk)
+        if received > limit + MULTIPART_OVERHEAD:
+            raise _too_large(limit)
+        yield chunk
+
+
+def _too_large(limit: int) -> ProblemError:
+    return ProblemError(413, f"The sheet is larger than {limit // (1024 * 1024)} MB; split it.", slug="too-large")
+
+
+async def uploaded_sheet(request: Request) -> tuple[str, bytes]:
+    """The name and bytes of the multipart field ``file``; 400 when it is missing."""
+    limit = request.app.state.max_upload_bytes
+    if not request.headers.get("content-type", "").startswith("multipart/form-data"):
+        raise ProblemError(400, "Send the sheet as multipart/form-data, in a field named `file`.")
+    try:
+        form = await MultiPartParser(request.headers, _body(request, limit), max_files=1, max_fields=8).parse()
+    except MultiPartException as error:
+        raise ProblemError(400, f"Unreadable multipart body: {error.message}") from error
+    upload = form.get("file")
+    if not isinstance(upload, UploadFile):
+        raise ProblemError(400, "No file in the field `file`.", [{"parameter": "file", "message": "required"}])
+    content = await upload.read()
+    await upload.close()
+    if len(content) > limit:
+        raise _too_large(limit)
+    return upload.filename or "sheet", content
+
+
+def reference_data(request: Request) -> Reference:
+    """The reference of the current published snapshot (read again when a new one is published)."""
+    store = request.app.state.settings.snapshots_dir
+    version = current_version(store)
+    if version is None:
+        raise ProblemError(503, "No published snapshot to check sheets against yet: run `reuse-data build`.")
+    cached = request.app.state.reference
+    if cached is None or cached[0] != version:
+        snapshot = load_snapshot(store, version)
+        try:
+            cached = (version, Reference.from_tables(snapshot.tables))
+        finally:
+            snapshot.connection.close()
+        request.app.state.reference = cached
+    return cached[1]
+
+
+def _check_and_keep(store: IntakeStore, reference: Reference, name: str, content: bytes, sha: str, tester: str):
+    suffix = sheet_suffix(name, content)
+    with tempfile.TemporaryDirectory(prefix="intake-") as scratch:
+        candidate = Path(scratch) / f"upload{suffix}"  # never the client's file name
+        candidate.write_bytes(content)
+        checked = validate_sheet(candidate, name, reference)
+    store.archive(content, sha, suffix)
+    return store.record(
+        sha256=sha, file_name=name, suffix=suffix, tester=tester, rows_accepted=len(checked.rows), slots=checked.slots
+    )
+
+
+async def upload_bench_sheet(request: Request) -> Response:
+    tester = authenticated_tester(request)
+    name, content = await uploaded_sheet(request)
+    sha = hashlib.sha256(content).hexdigest()
+    store: IntakeStore = request.app.state.store
+    if (known := store.receipt_by_sha256(sha)) is not None:
+        return json_response(known.as_json(), 200)
+    reference = reference_data(request)
+    try:
+        receipt, created = await asyncio.to_thread(_check_and_keep, store, reference, name, content, sha, tester)
+    except SheetError as error:
+        raise ProblemError(
+            422,
+            f"{len(error.problems)} problem(s) in {name}; nothing was accepted. Fix the rows listed and upload again.",
+            [{"row": p.row, "column": p.column, "value": p.value, "message": p.message} for p in error.problems],
+            slug="invalid-sheet",
+        ) from error
+    return json_response(receipt.as_json(), 201 if created else 200)
+
+
+def _own(request: Request, receipt: Receipt | None) -> Receipt:
+    tester = authenticated_tester(request)
+    if receipt is None:
+        raise ProblemError(404, "No such receipt.")
+    if receipt.tester != tester:
+        raise ProblemError(403, "This receipt belongs to another tester.", slug="forbidden")
+    return receipt
+
+
+async def list_receipts(request: Request) -> Response:
+    tester = authenticated_tester(request)
+    receipts = request.app.state.store.receipts(tester)
+    return json_response({"tester": tester, "receipts": [r.as_json() for r in receipts]})
+
+
+async def get_receipt(request: Request) -> Response:
+    receipt = request.app.state.store.receipt(request.path_params["receipt_id"])
+    return json_response(_own(request, receipt).as_json())
+
+
+async def upload_page(request: Request) -> Response:
+    return HTMLResponse(PAGE.read_text(encoding="utf-8"), headers={"Cache-Control": "no-store"})
+
+
+def create_intake_app(settings: Settings | None = None, max_upload_bytes: int | None = None) -> Starlette:
+    """The intake app, on the state under ``settings.home``."""
+    settings = settings or load_settings()
+    app = Starlette(
+        routes=[
+            Route("/", upload_page),
+            Route("/api/intake/bench-sheets", upload_bench_sheet, methods=["POST"]),
+            Route("/api/intake/receipts", list_receipts),
+            Route("/api/intake/receipts/{receipt_id}", get_receipt),
+        ],
+        exception_handlers={
+            ProblemError: handle_problem,
+            HTTPException: handle_http_exception,
+            Exception: handle_unexpected,
+        },
+    )
+    app.state.settings = settings
+    app.state.store = IntakeStore(settings.home)
+    app.state.max_upload_bytes = max_upload_bytes or settings.intake_max_bytes
+    app.state.reference = None
+    return app
