@@ -13,7 +13,7 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -98,16 +98,22 @@ PROGRESS_FORMATS = {
 }
 
 
-def run_build(settings: Settings, report: Callable[[str], None] = print) -> BuildOutcome:
-    """Materialise every asset and publish; nothing is published unless every step passes."""
-    prepare_environment(settings)
-    from dagster import DagsterInstance
-
+def prepare_dbt_manifest(report: Callable[[str], None] = print) -> None:
+    """Parse the dbt project when its manifest is missing or older than a project file (before definitions load)."""
     from pipelines.project import dbt_project
 
     if manifest_is_stale(dbt_project.manifest_path, dbt_project.project_dir):
         report(f"parsing dbt project {dbt_project.project_dir} (dbt parse)")
         dbt_project.preparer.prepare(dbt_project)
+
+
+def run_build(
+    settings: Settings, report: Callable[[str], None] = print, tags: Mapping[str, str] | None = None
+) -> BuildOutcome:
+    """Materialise every asset and publish; nothing is published unless every step passes."""
+    prepare_environment(settings)
+    prepare_dbt_manifest(report)
+    from dagster import DagsterInstance
 
     from pipelines.definitions import defs
 
@@ -120,7 +126,11 @@ def run_build(settings: Settings, report: Callable[[str], None] = print) -> Buil
     def execute() -> None:
         try:
             result_holder["result"] = job.execute_in_process(
-                run_config=QUIET_RUN_CONFIG, instance=instance, run_id=run_id, raise_on_error=False
+                run_config=QUIET_RUN_CONFIG,
+                instance=instance,
+                run_id=run_id,
+                raise_on_error=False,
+                tags=dict(tags or {}),
             )
         except BaseException as error:  # reported below; the thread must not die silently
             result_holder["error"] = error

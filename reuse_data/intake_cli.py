@@ -151,7 +151,7 @@ def command_upload(args: argparse.Namespace) -> int:
         _print(f"error: cannot reach the intake at {args.url} ({error}); is `reuse-data intake` running?")
         return 2
     if args.json:
-        _print(json.dumps({"status": status, **body}, ensure_ascii=False, indent=2))
+        _print(json.dumps({"http_status": status, **body}, ensure_ascii=False, indent=2))
     else:
         for line in verdict_lines(status, body):
             _print(line)

@@ -55,7 +55,13 @@ class Server:
         return self.home / "warehouse" / "build.duckdb"
 
     def get(self, path: str, headers: dict[str, str] | None = None, timeout: float = 30) -> Reply:
-        request = urllib.request.Request(f"http://127.0.0.1:{self.port}{path}", headers=headers or {})
+        return self.send("GET", path, headers=headers, timeout=timeout)
+
+    def send(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None, timeout=30
+    ) -> Reply:
+        url = f"http://127.0.0.1:{self.port}{path}"
+        request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
                 return Reply(response.status, {k.lower(): v for k, v in response.headers.items()}, response.read())
@@ -99,12 +105,18 @@ def free_port() -> int:
 
 
 @contextmanager
-def serving(home: Path, *extra_args: str) -> Iterator[Server]:
-    """`reuse-data serve` over ``home`` on a free port, until the block ends (then SIGTERM)."""
+def serving(
+    home: Path,
+    *extra_args: str,
+    command: str = "serve",
+    ready: str = "/api/public/capabilities.json",
+    environ: dict[str, str] | None = None,
+) -> Iterator[Server]:
+    """`reuse-data serve` (or ``command``) over ``home`` on a free port, until the block ends (then SIGTERM)."""
     port = free_port()
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"), **(environ or {})}
     process = subprocess.Popen(
-        [sys.executable, "-m", "reuse_data.cli", "serve", "--port", str(port), *extra_args],
+        [sys.executable, "-m", "reuse_data.cli", command, "--port", str(port), *extra_args],
         cwd=PROJECT_ROOT,
         env=env,
         stdout=subprocess.PIPE,
@@ -114,7 +126,7 @@ def serving(home: Path, *extra_args: str) -> Iterator[Server]:
     deadline = time.monotonic() + 60
     while True:
         try:
-            if server.get("/api/public/capabilities.json", timeout=5).status == 200:
+            if server.get(ready, timeout=5).status == 200:
                 break
         except OSError:
             pass

@@ -1,0 +1,44 @@
+"""One tick of the intake sensor, as the Dagster daemon runs it, for the tests (run in its own process).
+
+    python -m tests.api.intake_tick [--launch]
+
+Prints one JSON line: whether the sensor asked for a build, its skip reason or tags; with
+--launch, it then runs the requested build (the daemon's job) and reports whether it published.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+from reuse_data.settings import load_settings
+
+
+def main() -> None:
+    from pipelines.build import prepare_dbt_manifest, prepare_environment
+
+    settings = load_settings()
+    prepare_environment(settings)
+    prepare_dbt_manifest(report=lambda line: None)
+    from dagster import DagsterInstance, RunRequest, build_sensor_context
+
+    from pipelines.build import run_build
+    from pipelines.definitions import defs
+    from pipelines.sensors import intake_inbox
+
+    with DagsterInstance.get() as instance:
+        result = intake_inbox(build_sensor_context(instance=instance, definitions=defs))
+    report: dict[str, object] = {"requested": isinstance(result, RunRequest)}
+    if isinstance(result, RunRequest):
+        report["tags"] = result.tags
+        if "--launch" in sys.argv:
+            outcome = run_build(settings, report=lambda line: None, tags=result.tags)
+            report["published"] = outcome.published_version
+            report["errors"] = outcome.errors
+    else:
+        report["skip"] = result.skip_message
+    print(json.dumps(report))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,261 @@
+"""The tester intake against real servers: `reuse-data intake` and `reuse-data serve` on loopback,
+real sensor ticks and real builds."""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import subprocess
+import sys
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reuse_data.intake_cli import multipart_body
+from reuse_data.intake_store import IntakeStore
+from tests.api.conftest import Server, copy_home, serving
+from tests.api.test_snapshot_switch import wait_for_version
+from tests.conftest import PROJECT_ROOT, run_cli
+
+HEADER = "product,protocol,sample,reading,unit,tester,date,notes\n"
+SLOT = ("loop-larder-cafeti-re-800-ml", "brew-temperature-drop")  # pending in the demo; unit °C, 0-40
+TESTER = "Eleni Papadaki"
+MAX_BYTES = 64 * 1024
+
+
+def sheet(*rows: str) -> bytes:
+    return (HEADER + "".join(f"{row}\n" for row in rows)).encode()
+
+
+def good_row(sample: int = 1, reading: str = "11.5", unit: str = "°C", date: str = "2026-11-20") -> str:
+    return f"{SLOT[0]},{SLOT[1]},{sample},{reading},{unit},{TESTER},{date},"
+
+
+@pytest.fixture(scope="module")
+def intake_home(demo_home: Path, tmp_path_factory) -> Path:
+    return copy_home(demo_home, tmp_path_factory.mktemp("intake") / "home")
+
+
+@pytest.fixture(scope="module")
+def tokens(intake_home: Path) -> dict[str, str]:
+    store = IntakeStore(intake_home)
+    tokens = {name: store.add_tester(name) for name in (TESTER, "Jordan Ellis", "Former Tester")}
+    store.revoke_tester("Former Tester")
+    return tokens
+
+
+@pytest.fixture(scope="module")
+def intake(intake_home: Path, tokens) -> Iterator[Server]:
+    environ = {"REUSE_DATA_INTAKE_MAX_BYTES": str(MAX_BYTES)}
+    with serving(intake_home, command="intake", ready="/", environ=environ) as running:
+        yield running
+
+
+def upload(server: Server, content: bytes, token: str | None, name: str = "session.csv"):
+    body, content_type = multipart_body(name, content)
+    headers = {"Content-Type": content_type}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return server.send("POST", "/api/intake/bench-sheets", body, headers)
+
+
+def bearer(token: str) -> dict[str, str]:
+    return {"Authorization": f"Bearer {token}"}
+
+
+# Authentication
+
+
+@pytest.mark.parametrize("who", [None, "not-a-token", "Former Tester"])
+def test_no_wrong_or_revoked_token_gets_401(intake: Server, tokens, who):
+    token = tokens.get(who, who)
+    reply = upload(intake, sheet(good_row(reading="20.1")), token)
+    assert reply.status == 401
+    assert reply.headers["content-type"] == "application/problem+json"
+    assert reply.headers["www-authenticate"].startswith("Bearer")
+    assert intake.get("/api/intake/receipts", bearer(token or "")).status == 401
+
+
+def test_a_tester_reads_only_their_own_receipts(intake: Server, tokens):
+    mine = upload(intake, sheet(good_row(reading="21.3")), tokens[TESTER])
+    assert mine.status == 201
+    receipt = mine.json()["id"]
+    assert intake.get(f"/api/intake/receipts/{receipt}", bearer(tokens[TESTER])).json()["id"] == receipt
+    assert intake.get(f"/api/intake/receipts/{receipt}", bearer(tokens["Jordan Ellis"])).status == 403
+    assert intake.get("/api/intake/receipts/rcpt-none", bearer(tokens[TESTER])).status == 404
+    listed = intake.get("/api/intake/receipts", bearer(tokens["Jordan Ellis"])).json()
+    assert listed == {"tester": "Jordan Ellis", "receipts": []}
+    assert receipt in [r["id"] for r in intake.get("/api/intake/receipts", bearer(tokens[TESTER])).json()["receipts"]]
+
+
+# Validation: every rule, reported at the row and column the tester sees
+
+
+@pytest.mark.parametrize(
+    ("bad_row", "column", "message"),
+    [
+        (f"no-such-product,{SLOT[1]},1,11.5,°C,{TESTER},2026-11-20,", "product", "unknown product"),
+        (f"{SLOT[0]},no-such-protocol,1,11.5,°C,{TESTER},2026-11-20,", "protocol", "unknown protocol"),
+        (f"{SLOT[0]},leak-loss,1,11.5,ml,{TESTER},2026-11-20,", "protocol", "not run on"),
+        (good_row(unit="kg"), "unit", "not a unit of"),
+        (good_row(reading="400"), "reading", "plausible range"),
+        (good_row(reading="abc"), "reading", "not a number"),
+        (good_row(unit="°F", reading="150"), "reading", "plausible range"),  # 65.6 °C once converted
+        (f"{SLOT[0]},{SLOT[1]},0,11.5,°C,{TESTER},2026-11-20,", "sample", "whole number"),
+        (good_row(date="2999-01-01"), "date", "in the future"),
+        (good_row(date="20/11/2026"), "date", "not a date"),
+        (f"{SLOT[0]},{SLOT[1]},1,11.5,°C,Nobody Known,2026-11-20,", "tester", "not a known tester"),
+        (good_row(sample=9, reading="11.9"), "sample", "the same sample as row 2"),
+    ],
+)
+def test_each_rule_rejects_the_sheet_naming_row_and_column(intake: Server, tokens, bad_row, column, message):
+    before = len(IntakeStore(intake.home).receipts())
+    reply = upload(intake, sheet(good_row(sample=9, reading="12.25"), bad_row), tokens[TESTER])
+    assert reply.status == 422, reply.body
+    problem = reply.json()
+    assert reply.headers["content-type"] == "application/problem+json"
+    assert [(e["row"], e["column"]) for e in problem["errors"]] == [(3, column)], problem
+    assert message in problem["errors"][0]["message"]
+    assert len(IntakeStore(intake.home).receipts()) == before  # nothing of it kept
+
+
+def test_convertible_units_are_accepted_and_other_columns_must_exist(intake: Server, tokens):
+    assert upload(intake, sheet(good_row(unit="°F", reading="53.6")), tokens[TESTER]).status == 201  # 12 °C
+    missing = upload(intake, b"product,protocol,reading\nx,y,1\n", tokens[TESTER])
+    assert missing.status == 422
+    assert {e["column"] for e in missing.json()["errors"]} >= {"sample", "unit", "tester", "date"}
+
+
+def test_the_same_bytes_again_get_the_same_receipt_and_nothing_twice(intake: Server, tokens):
+    content = sheet(good_row(reading="13.5"), good_row(sample=2, reading="13.7"))
+    first = upload(intake, content, tokens[TESTER])
+    again = upload(intake, content, tokens[TESTER], name="renamed.csv")
+    assert (first.status, again.status) == (201, 200)
+    assert first.json() == again.json()
+    receipt = first.json()
+    assert receipt["rows_accepted"] == 2 and receipt["slots"] == [":".join(SLOT)]
+    assert receipt["tester"] == TESTER and receipt["status"] == "accepted" and not receipt["published"]
+    archived = IntakeStore(intake.home).sheets_dir / f"{receipt['sha256']}.csv"
+    assert archived.read_bytes() == content  # kept as received
+    assert not os.access(archived, os.W_OK) or os.geteuid() == 0
+
+
+def test_size_and_type_limits(intake: Server, tokens):
+    too_big = sheet(*[good_row(sample=n, reading="12.5") for n in range(1, 2000)])
+    assert len(too_big) > MAX_BYTES
+    assert upload(intake, too_big, tokens[TESTER]).status == 413
+    assert upload(intake, b"hello", tokens[TESTER], name="notes.txt").status == 415
+    workbook_named_csv = io.BytesIO()
+    with zipfile.ZipFile(workbook_named_csv, "w") as archive:
+        archive.writestr("x", "y")
+    assert upload(intake, workbook_named_csv.getvalue(), tokens[TESTER], name="sheet.csv").status == 415
+    no_file = intake.send("POST", "/api/intake/bench-sheets", b"", {**bearer(tokens[TESTER])})
+    assert no_file.status == 400
+
+
+def test_a_file_name_is_never_used_as_a_path(intake: Server, tokens):
+    reply = upload(intake, sheet(good_row(reading="14.5")), tokens[TESTER], name="../../../escape.csv")
+    assert reply.status == 201
+    assert reply.json()["file_name"] == "../../../escape.csv"  # shown, as sent
+    assert not (intake.home.parent / "escape.csv").exists()
+    stored = {p.name for p in IntakeStore(intake.home).sheets_dir.iterdir()}
+    assert f"{reply.json()['sha256']}.csv" in stored and all(".." not in name for name in stored)
+
+
+def test_the_cli_prints_the_verdict_as_a_table(intake: Server, tokens, tmp_path):
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes(sheet(good_row(reading="15.5"), good_row(reading="999")))
+    url = f"http://127.0.0.1:{intake.port}"
+    rejected = run_cli("upload", str(bad), "--url", url, "--token", tokens[TESTER], home=intake.home)
+    assert rejected.returncode == 1
+    assert "rejected (422)" in rejected.output and "    3  reading" in rejected.output
+    good = tmp_path / "good.csv"
+    good.write_bytes(sheet(good_row(reading="15.5")))
+    accepted = run_cli("upload", str(good), "--url", url, "--token", tokens[TESTER], "--json", home=intake.home)
+    assert accepted.returncode == 0 and json.loads(accepted.output)["http_status"] == 201
+
+
+def test_testers_add_prints_the_token_last_and_stores_only_its_hash(tmp_path):
+    home = tmp_path / "home"
+    added = run_cli("testers", "add", "Harpreet Kaur", home=home)
+    token = added.output.strip().splitlines()[-1]
+    assert added.returncode == 0 and len(token) >= 40
+    assert IntakeStore(home).authenticate(token) == "Harpreet Kaur"
+    assert token.encode() not in (home / "intake" / "intake.sqlite3").read_bytes()
+    assert "Harpreet Kaur" in run_cli("testers", "list", home=home).output
+    assert run_cli("testers", "revoke", "Harpreet Kaur", home=home).returncode == 0
+    assert IntakeStore(home).authenticate(token) is None
+    assert "revoked" in run_cli("testers", "list", home=home).output
+
+
+# Into the pipeline: upload -> sensor -> build -> published snapshot -> the public API
+
+
+def sensor_tick(home: Path, launch: bool = False) -> dict:
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    completed = subprocess.run(
+        [sys.executable, "-m", "tests.api.intake_tick", *(["--launch"] if launch else [])],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    return json.loads(completed.stdout.strip().splitlines()[-1])
+
+
+def bench_slot(server: Server) -> dict:
+    rows = server.get(f"/api/public/bench.jsonl?product={SLOT[0]}&protocol={SLOT[1]}").body.splitlines()
+    (row,) = [json.loads(line) for line in rows]
+    return row
+
+
+def product(server: Server) -> dict:
+    (record,) = [p for p in server.get("/api/public/products.json").json()["products"] if p["product_slug"] == SLOT[0]]
+    return record
+
+
+def test_an_accepted_sheet_goes_live_and_a_withdrawn_one_becomes_retest(demo_home: Path, tmp_path):
+    home = copy_home(demo_home, tmp_path / "home")
+    token = IntakeStore(home).add_tester(TESTER)
+    with serving(home) as public:
+        before_slot, before_product = bench_slot(public), product(public)
+        assert before_slot["status"] == "pending" and before_slot["value"] is None
+        assert sensor_tick(home) == {"requested": False, "skip": "every intake receipt is published"}
+
+        with serving(home, command="intake", ready="/") as intake:
+            accepted = upload(intake, sheet(good_row(reading="11.5"), good_row(sample=2, reading="12.0")), token)
+        assert accepted.status == 201
+        receipt = accepted.json()["id"]
+
+        # The intake is gone (as after a crash) before anything was ingested: the sensor still
+        # sees the receipt, and asks again on the next tick while no build has published it.
+        assert sensor_tick(home)["requested"] and sensor_tick(home)["requested"]
+        tick = sensor_tick(home, launch=True)
+        assert tick["published"], tick
+        assert sensor_tick(home)["requested"] is False
+
+        wait_for_version(public, tick["published"])
+        live = bench_slot(public)
+        assert (live["status"], live["value"], live["sample_size"]) == ("measured", 11.75, 2)
+        assert (live["tester"], live["tested_on"], live["receipt"]) == (TESTER, "2026-11-20", receipt)
+        after_product = product(public)
+        assert after_product["tested_slots"] == before_product["tested_slots"] + 1
+        assert after_product["overall_rating"] != before_product["overall_rating"]
+        newest = public.get("/api/public/changes.json").json()["changes"][0]
+        assert newest["url"].endswith(f"/products/{SLOT[0]}")
+
+        withdrawn = run_cli("withdraw", receipt, "--reason", "thermometer off by 3 °C", home=home)
+        assert withdrawn.returncode == 0, withdrawn.output
+        tick = sensor_tick(home, launch=True)
+        assert tick["published"], tick
+        wait_for_version(public, tick["published"])
+        retest = bench_slot(public)
+        assert (retest["status"], retest["value"]) == ("retest", None)
+        assert product(public)["overall_rating"] == before_product["overall_rating"]
+    assert IntakeStore(home).receipt(receipt).status == "withdrawn"
+    assert IntakeStore(home).sheet_path(IntakeStore(home).receipt(receipt)).exists()  # nothing deleted
