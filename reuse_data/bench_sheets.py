@@ -99,20 +99,27 @@ def check_table(frame: pl.DataFrame, file: str, sheet: str | None) -> list[RowPr
     return problems
 
 
-def read_sheet(path: Path, display_name: str) -> pl.DataFrame:
-    """All rows of a sheet file with provenance columns, or SheetError naming every bad cell."""
+def read_sheet_rows(path: Path, display_name: str) -> tuple[pl.DataFrame, list[RowProblem]]:
+    """Every row of a sheet file with provenance columns, and each structural problem found
+    (missing columns, empty cells, readings that are not numbers, bad samples and dates).
+
+    Rows of a table that lacks a column are left out; the other rows come back even when
+    some of their cells are bad, so that a caller can check them further and report all at once.
+    """
     try:
         tables = read_sheet_tables(path)
     except SheetError:
         raise
     except Exception as error:  # a file polars or openpyxl cannot open at all
         raise SheetError([RowProblem(display_name, 1, "file", path.name, f"unreadable sheet: {error}")]) from error
-    problems = [p for sheet, frame in tables for p in check_table(frame, display_name, sheet)]
-    if problems:
-        raise SheetError(problems)
     digest = sha256_of(path)
+    problems: list[RowProblem] = []
     frames = []
     for sheet, frame in tables:
+        table_problems = check_table(frame, display_name, sheet)
+        problems.extend(table_problems)
+        if any(p.row == 1 for p in table_problems):
+            continue  # a missing column: no row of this table can be read
         frame = frame.select(SHEET_COLUMNS).with_row_index("_source_row", offset=2)
         frame = frame.filter(~pl.all_horizontal(pl.col(c).fill_null("").str.strip_chars() == "" for c in SHEET_COLUMNS))
         frames.append(
@@ -123,4 +130,12 @@ def read_sheet(path: Path, display_name: str) -> pl.DataFrame:
                 pl.col("_source_row").cast(pl.Int64),
             )
         )
-    return pl.concat(frames) if frames else pl.DataFrame()
+    return (pl.concat(frames) if frames else pl.DataFrame()), problems
+
+
+def read_sheet(path: Path, display_name: str) -> pl.DataFrame:
+    """All rows of a sheet file with provenance columns, or SheetError naming every bad cell."""
+    frame, problems = read_sheet_rows(path, display_name)
+    if problems:
+        raise SheetError(problems)
+    return frame

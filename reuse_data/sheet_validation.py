@@ -17,7 +17,7 @@ from typing import Any
 
 import polars as pl
 
-from reuse_data.bench_sheets import SheetError, parse_reading, parse_sheet_date, read_sheet
+from reuse_data.bench_sheets import SHEET_COLUMNS, SheetError, parse_reading, parse_sheet_date, read_sheet_rows
 from reuse_data.input_problems import RowProblem
 from reuse_data.settings import PROJECT_ROOT
 
@@ -85,16 +85,23 @@ def _text(value: str | None) -> str:
 
 
 def validate_sheet(path: Path, file_name: str, reference: Reference, today: dt.date | None = None) -> CheckedSheet:
-    """Check every row of the sheet at ``path``; SheetError lists every problem found."""
-    frame = read_sheet(path, file_name)  # structure: columns, numbers, whole samples, dates
+    """Check every row of the sheet at ``path``; SheetError lists every problem found, in sheet order.
+
+    A cell with a structural problem (empty, not a number, not a date) is reported once, for
+    that; the checks against the reference look only at the cells that could be read.
+    """
+    frame, problems = read_sheet_rows(path, file_name)
     today = today or dt.datetime.now(dt.UTC).date()
-    problems: list[RowProblem] = []
+    unreadable = {(p.sheet, p.row, p.column) for p in problems}
     seen: dict[tuple[str, ...], int] = {}
     slots: set[str] = set()
-    if frame.is_empty():
+    if frame.is_empty() and not problems:
         raise SheetError([RowProblem(file_name, 2, "product", "", "the sheet has no readings")])
     for row in frame.iter_rows(named=True):
         number, sheet = row["_source_row"], row["_source_sheet"]
+
+        def readable(column: str, number: int = number, sheet: str | None = sheet) -> bool:
+            return (sheet, number, column) not in unreadable
 
         def problem(column: str, message: str, row: dict[str, Any] = row, number: int = number) -> None:
             problems.append(RowProblem(file_name, number, column, _text(row[column]), message, row["_source_sheet"]))
@@ -102,20 +109,18 @@ def validate_sheet(path: Path, file_name: str, reference: Reference, today: dt.d
         product, protocol_slug = _text(row["product"]).lower(), _text(row["protocol"]).lower()
         category = reference.product_categories.get(product)
         protocol = reference.protocols.get(protocol_slug)
-        if category is None:
+        if category is None and readable("product"):
             problem("product", "unknown product; use the product slug as on the site (e.g. copperleaf-meridian)")
-        if protocol is None:
+        if protocol is None and readable("protocol"):
             known = ", ".join(sorted(reference.protocols))
             problem("protocol", f"unknown protocol; known protocols: {known}")
-        elif category is not None and category not in protocol.categories:
+        elif protocol is not None and category is not None and category not in protocol.categories:
             problem("protocol", f"the protocol is not run on {category} products")
-        if protocol is not None:
+        if protocol is not None and readable("unit"):
             conversion = reference.conversions.get(_text(row["unit"]).lower())
             if conversion is None or conversion.to_unit != protocol.unit:
                 problem("unit", f"not a unit of {protocol_slug}; record it in {protocol.unit} or a unit that converts")
-            else:
-                value = parse_reading(row["reading"])
-                assert value is not None  # read_sheet checked it is a number
+            elif (value := parse_reading(row["reading"])) is not None:
                 converted = value * conversion.scale + conversion.offset
                 low, high = protocol.plausible_min, protocol.plausible_max
                 if (low is not None and converted < low) or (high is not None and converted > high):
@@ -127,7 +132,7 @@ def validate_sheet(path: Path, file_name: str, reference: Reference, today: dt.d
         tested_on = parse_sheet_date(row["date"])
         if tested_on is not None and dt.date.fromisoformat(tested_on) > today:
             problem("date", f"in the future (today is {today.isoformat()})")
-        if _text(row["tester"]).lower() not in reference.testers:
+        if _text(row["tester"]).lower() not in reference.testers and readable("tester"):
             problem("tester", "not a known tester; write the name as on the site's team page")
         key = (product, protocol_slug, _text(row["sample"]), tested_on or "", _text(row["tester"]).lower(), sheet or "")
         if key in seen:
@@ -137,5 +142,10 @@ def validate_sheet(path: Path, file_name: str, reference: Reference, today: dt.d
         if category is not None and protocol is not None:
             slots.add(f"{product}:{protocol_slug}")
     if problems:
+        sheet_order: dict[str | None, int] = {}
+        for found in problems:
+            sheet_order.setdefault(found.sheet, len(sheet_order))
+        column_order = {column: index for index, column in enumerate(SHEET_COLUMNS)}
+        problems.sort(key=lambda p: (sheet_order[p.sheet], p.row, column_order.get(p.column, len(column_order))))
         raise SheetError(problems)
     return CheckedSheet(rows=frame, slots=sorted(slots))
