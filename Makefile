@@ -7,12 +7,22 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup build run dev test lint bench-ask lock clean
+.PHONY: help setup chromium build run dev test lint bench-ask lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-setup: $(STAMP)  ## create .venv and install the pinned dependencies (no-op when up to date)
+setup: $(STAMP) chromium  ## create .venv, install the pinned dependencies, and Chromium when missing
+
+# The upload page's browser tests drive Debian's chromium. Installed when missing (as root, or
+# with sudo); where neither works, setup says so and those tests are skipped with the reason.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  echo "installing Debian's chromium for the browser tests (apt-get)"; \
+	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
+	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
+	      --no-install-recommends chromium >/dev/null; } \
+	  || echo "warning: could not install chromium; run 'apt-get install chromium' as root, or the browser tests are skipped"; }
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)

@@ -9,7 +9,8 @@ A sheet is checked row by row against the published snapshot's reference data
 (``reuse_data.sheet_validation``). Any bad row rejects it whole (422, every problem with
 its row and column); nothing of it is kept. An accepted sheet is archived as received,
 gets a receipt (201), and waits for the pipeline's sensor to ingest and publish it. The
-same bytes again get the same receipt (200) and are not ingested twice.
+same bytes again get the same receipt (200) and are not ingested twice; from another tester
+they get 409, since a receipt is read only by the tester it names.
 """
 
 from __future__ import annotations
@@ -139,14 +140,27 @@ def _check_and_keep(store: IntakeStore, reference: Reference, name: str, content
     )
 
 
+def _uploaded_before(receipt: Receipt, tester: str) -> Response:
+    """200 with the receipt for the tester who uploaded these bytes first; 409 for anyone else,
+    without revealing the other tester's receipt."""
+    if receipt.tester != tester:
+        raise ProblemError(
+            409,
+            "This exact sheet was already uploaded by another tester, so nothing is ingested twice. "
+            "Ask the lab lead if it should count under your name.",
+            slug="uploaded-by-another-tester",
+        )
+    return json_response(receipt.as_json(), 200)
+
+
 async def upload_bench_sheet(request: Request) -> Response:
     tester = authenticated_tester(request)
     name, content = await uploaded_sheet(request)
     sha = hashlib.sha256(content).hexdigest()
     store: IntakeStore = request.app.state.store
     if (known := store.receipt_by_sha256(sha)) is not None:
-        return json_response(known.as_json(), 200)
-    reference = reference_data(request)
+        return _uploaded_before(known, tester)
+    reference = await asyncio.to_thread(reference_data, request)
     try:
         receipt, created = await asyncio.to_thread(_check_and_keep, store, reference, name, content, sha, tester)
     except SheetError as error:
@@ -156,7 +170,7 @@ async def upload_bench_sheet(request: Request) -> Response:
             [{"row": p.row, "column": p.column, "value": p.value, "message": p.message} for p in error.problems],
             slug="invalid-sheet",
         ) from error
-    return json_response(receipt.as_json(), 201 if created else 200)
+    return json_response(receipt.as_json(), 201) if created else _uploaded_before(receipt, tester)
 
 
 def _own(request: Request, receipt: Receipt | None) -> Receipt:

@@ -16,6 +16,7 @@ TITLES = {
     403: "Forbidden",
     404: "Not found",
     405: "Method not allowed",
+    409: "Already uploaded by another tester",
     413: "Upload too large",
     415: "Unsupported file type",
     422: "Invalid bench sheet",

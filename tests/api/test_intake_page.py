@@ -1,0 +1,127 @@
+"""The intake's upload page in headless Chromium (Debian's `chromium`, which `make setup` installs),
+driven by Playwright against a real `reuse-data intake` on loopback."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from reuse_data.intake_store import IntakeStore
+from tests.api.conftest import Server, copy_home, serving
+from tests.api.test_intake import TESTER, good_row, sheet
+
+CHROMIUM = shutil.which("chromium")
+# As root and on a closed network: no sandbox, and none of Chromium's background connections.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+pytestmark = pytest.mark.skipif(
+    CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium (needs root)"
+)
+
+
+@pytest.fixture(scope="module")
+def page_home(demo_home: Path, tmp_path_factory) -> Path:
+    return copy_home(demo_home, tmp_path_factory.mktemp("intake-page") / "home")
+
+
+@pytest.fixture(scope="module")
+def token(page_home: Path) -> str:
+    return IntakeStore(page_home).add_tester(TESTER)
+
+
+@pytest.fixture(scope="module")
+def intake(page_home: Path, token: str) -> Iterator[Server]:
+    with serving(page_home, command="intake", ready="/") as running:
+        yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+@pytest.fixture
+def page(browser, intake: Server):
+    context = browser.new_context(base_url=f"http://127.0.0.1:{intake.port}")
+    page = context.new_page()
+    page.goto("/")
+    yield page
+    context.close()
+
+
+def choose_sheet(page, name: str, content: bytes) -> None:
+    page.set_input_files("#file", {"name": name, "mimeType": "text/csv", "buffer": content})
+
+
+def table_rows(page, selector: str) -> list[list[str]]:
+    return page.eval_on_selector_all(
+        f"{selector} tbody tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+
+
+def upload_and_wait(page) -> str:
+    """Click Upload and wait for the verdict; returns its text."""
+    page.click("#upload")
+    page.wait_for_function("document.getElementById('verdict').className !== ''")
+    return page.text_content("#verdict")
+
+
+def test_a_bad_sheet_shows_each_problem_by_row_and_column(page, token):
+    page.fill("#token", token)
+    choose_sheet(page, "bad.csv", sheet(good_row(reading="12.5"), good_row(sample=2, reading="400"), "x,y,1,2,°C,,,"))
+    verdict = upload_and_wait(page)
+    assert "nothing was accepted" in verdict and page.get_attribute("#verdict", "class") == "bad"
+    assert page.is_visible("#errors") and not page.is_visible("#receipt")
+    problems = [(row, column) for row, column, _value, _message in table_rows(page, "#errors")]
+    assert ("3", "reading") in problems and ("4", "product") in problems and ("4", "tester") in problems
+    assert table_rows(page, "#receipts") == []  # nothing kept
+
+
+def test_a_good_sheet_gets_a_receipt_listed_with_the_testers_receipts(page, token, intake: Server):
+    page.fill("#token", token)
+    content = sheet(good_row(reading="12.5"), good_row(sample=2, reading="12.75"))
+    choose_sheet(page, "monday.csv", content)
+    assert upload_and_wait(page).startswith("Accepted: 2 row(s)")
+    details = dict(table_rows(page, "#receipt"))
+    receipt = IntakeStore(intake.home).receipt(details["Receipt"])
+    assert receipt is not None and receipt.tester == TESTER and receipt.rows_accepted == 2
+    assert details["Tester"] == TESTER and details["SHA-256"] == receipt.sha256
+    page.wait_for_function("document.querySelectorAll('#receipts tbody tr').length > 0")
+    listed = {row[-1]: row for row in table_rows(page, "#receipts")}
+    assert listed[receipt.id][1:3] == ["monday.csv", "2"] and listed[receipt.id][5] == "not yet"
+
+    # The same bytes again: the same receipt, nothing twice.
+    page.reload()
+    assert page.input_value("#token") == token  # remembered in this browser
+    page.wait_for_function("document.getElementById('who').textContent !== ''")
+    assert page.text_content("#who") == f"Signed in as {TESTER}."
+    choose_sheet(page, "monday-again.csv", content)
+    assert "uploaded before" in upload_and_wait(page)
+    assert dict(table_rows(page, "#receipt"))["Receipt"] == receipt.id
+    assert len(IntakeStore(intake.home).receipts(TESTER)) == 1
+
+
+def test_a_wrong_token_is_told_and_a_forgotten_one_is_gone(page, token):
+    page.fill("#token", "not-a-token")
+    choose_sheet(page, "sheet.csv", sheet(good_row(reading="13.5")))
+    assert "valid tester token is required" in upload_and_wait(page)
+    page.wait_for_function("document.getElementById('who').textContent.includes('valid tester token')")
+    page.click("#forget")
+    page.reload()
+    assert page.input_value("#token") == ""
