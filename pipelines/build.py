@@ -55,15 +55,6 @@ def prepare_environment(settings: Settings) -> None:
     os.environ["REUSE_DATA_WAREHOUSE"] = str(settings.warehouse_path)
 
 
-def manifest_is_stale(manifest: Path, project_dir: Path) -> bool:
-    """Whether dbt must parse again: no manifest yet, or a project file changed since it was written."""
-    if not manifest.exists():
-        return True
-    written = manifest.stat().st_mtime
-    sources = (p for p in project_dir.rglob("*") if p.is_file() and not {"target", "logs"} & set(p.parts))
-    return any(p.stat().st_mtime > written for p in sources)
-
-
 def _classify(event) -> tuple[str, str] | None:
     """(kind, subject) of a run event worth reporting, or None."""
     from dagster import DagsterEventType
@@ -98,24 +89,14 @@ PROGRESS_FORMATS = {
 }
 
 
-def prepare_dbt_manifest(report: Callable[[str], None] = print) -> None:
-    """Parse the dbt project when its manifest is missing or older than a project file (before definitions load)."""
-    from pipelines.project import dbt_project
-
-    if manifest_is_stale(dbt_project.manifest_path, dbt_project.project_dir):
-        report(f"parsing dbt project {dbt_project.project_dir} (dbt parse)")
-        dbt_project.preparer.prepare(dbt_project)
-
-
 def run_build(
     settings: Settings, report: Callable[[str], None] = print, tags: Mapping[str, str] | None = None
 ) -> BuildOutcome:
     """Materialise every asset and publish; nothing is published unless every step passes."""
     prepare_environment(settings)
-    prepare_dbt_manifest(report)
     from dagster import DagsterInstance
 
-    from pipelines.definitions import defs
+    from pipelines.definitions import defs  # importing them parses the dbt project first when it changed
 
     job = defs.resolve_job_def("build_and_publish")
     instance = DagsterInstance.get()

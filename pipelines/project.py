@@ -1,9 +1,15 @@
-"""The dbt project in ``sql/``, its artefacts kept under ``REUSE_DATA_HOME``."""
+"""The dbt project in ``sql/``, its artefacts kept under ``REUSE_DATA_HOME``.
+
+Importing this module parses the project (``dbt parse``) when its manifest is missing or
+older than a project file: the asset definitions are read from the manifest, whoever loads
+them (`reuse-data build`, `dagster dev`, or the daemon's code server on a fresh home).
+"""
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from dagster_dbt import DbtProject
@@ -22,4 +28,22 @@ dbt_project = DbtProject(
     project_dir=PROJECT_ROOT / "sql",
     target_path=settings.dbt_target_dir,
 )
-dbt_project.prepare_if_dev()
+
+
+def manifest_is_stale(manifest: Path, project_dir: Path) -> bool:
+    """Whether dbt must parse again: no manifest yet, or a project file changed since it was written."""
+    if not manifest.exists():
+        return True
+    written = manifest.stat().st_mtime
+    sources = (p for p in project_dir.rglob("*") if p.is_file() and not {"target", "logs"} & set(p.parts))
+    return any(p.stat().st_mtime > written for p in sources)
+
+
+def prepare_manifest(report: Callable[[str], None]) -> None:
+    """Parse the dbt project when its manifest is missing or stale."""
+    if manifest_is_stale(dbt_project.manifest_path, dbt_project.project_dir):
+        report(f"parsing dbt project {dbt_project.project_dir} (dbt parse)")
+        dbt_project.preparer.prepare(dbt_project)
+
+
+prepare_manifest(report=lambda line: print(line, flush=True))  # in order with `reuse-data build`'s progress

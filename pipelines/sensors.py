@@ -5,11 +5,20 @@ yet in their current status. As long as any remain (a crash after a sheet was ac
 daemon restart, a build that died) the next tick requests a build again, unless one is
 already running or the last build of exactly these receipts failed: then it waits for a
 person (the failure is in the Dagster UI, and `reuse-data build` retries by hand).
+
+A build whose process died (killed, or the machine went down) stays "started" in Dagster's
+run storage for ever. A run in flight that has logged no event for
+``REUSE_DATA_STALE_BUILD_SECONDS`` (15 minutes by default) is therefore marked failed and
+tagged abandoned, and the receipts it held are built again; an abandoned run is not a
+failure that waits for a person.
 """
 
 import hashlib
+import time
 
 from dagster import (
+    DagsterInstance,
+    DagsterRun,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
@@ -24,7 +33,10 @@ from reuse_data.intake_store import IntakeStore
 from reuse_data.settings import load_settings
 
 INTAKE_STATE_TAG = "reuse-data/intake-state"
+ABANDONED_TAG = "reuse-data/abandoned"
+# A queued run waits for the daemon's queue, however long; a run past it should be logging events.
 IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
+MAY_BE_ABANDONED = {DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED}
 
 
 def intake_state() -> tuple[str, list[str]]:
@@ -32,6 +44,31 @@ def intake_state() -> tuple[str, list[str]]:
     pending = IntakeStore(load_settings().home).unpublished()
     described = [f"{r.id} ({r.status})" for r in pending]
     return hashlib.sha256("\n".join(sorted(described)).encode()).hexdigest()[:16], described
+
+
+def last_sign_of_life(instance: DagsterInstance, run: DagsterRun) -> float:
+    """When the run last logged an event (or was created), as a Unix time."""
+    newest = instance.get_records_for_run(run.run_id, limit=1, ascending=False).records
+    if newest:
+        return newest[0].event_log_entry.timestamp
+    record = instance.get_run_record_by_id(run.run_id)
+    return record.create_timestamp.timestamp() if record else 0.0
+
+
+def abandon_silent_runs(instance: DagsterInstance, runs: list[DagsterRun], silent_seconds: float) -> list[DagsterRun]:
+    """Mark failed (and tag abandoned) each run that has been silent longer than ``silent_seconds``;
+    returns the runs still alive."""
+    alive = []
+    now = time.time()
+    for run in runs:
+        silent_for = now - last_sign_of_life(instance, run)
+        if run.status in MAY_BE_ABANDONED and silent_for > silent_seconds:
+            instance.add_run_tags(run.run_id, {ABANDONED_TAG: "true"})
+            message = f"No event for {silent_for:.0f} s: the build's process is gone; the intake sensor builds again."
+            instance.report_run_failed(run, message=message)
+        else:
+            alive.append(run)
+    return alive
 
 
 @sensor(
@@ -44,10 +81,10 @@ def intake_inbox(context: SensorEvaluationContext):
     state, pending = intake_state()
     if not pending:
         return SkipReason("every intake receipt is published")
-    job_runs = RunsFilter(job_name=build_and_publish.name, statuses=IN_FLIGHT)
-    if context.instance.get_runs(filters=job_runs, limit=1):
+    in_flight = context.instance.get_runs(filters=RunsFilter(job_name=build_and_publish.name, statuses=IN_FLIGHT))
+    if abandon_silent_runs(context.instance, in_flight, load_settings().stale_build_seconds):
         return SkipReason("a build is already running; the next tick looks again")
     last = context.instance.get_runs(filters=RunsFilter(tags={INTAKE_STATE_TAG: state}), limit=1)
-    if last and last[0].status == DagsterRunStatus.FAILURE:
+    if last and last[0].status == DagsterRunStatus.FAILURE and ABANDONED_TAG not in last[0].tags:
         return SkipReason(f"the last build of these receipts failed (run {last[0].run_id}); see it, then rebuild")
     return RunRequest(tags={INTAKE_STATE_TAG: state, "reuse-data/receipts": ", ".join(pending)[:1000]})

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from reuse_data.intake_cli import add_intake_commands
-from reuse_data.settings import PROJECT_ROOT, load_settings
+from reuse_data.settings import PROJECT_ROOT, SettingsError, load_settings
 
 EPILOG = """\
 environment:
@@ -204,7 +204,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    return args.handler(args)
+    try:
+        return args.handler(args)
+    except SettingsError as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

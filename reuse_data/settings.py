@@ -9,6 +9,11 @@ from pathlib import Path
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 DEFAULT_INTAKE_MAX_BYTES = 10 * 1024 * 1024
+DEFAULT_STALE_BUILD_SECONDS = 15 * 60
+
+
+class SettingsError(ValueError):
+    """An environment variable the settings cannot use."""
 
 
 @dataclass(frozen=True)
@@ -19,12 +24,15 @@ class Settings:
     inputs: the raw inputs a build reads (bench sheets and editorial export); ``REUSE_DATA_INPUTS``.
     base_url: the public address page URLs are built on; ``REUSE_DATA_BASE_URL``.
     intake_max_bytes: the largest bench sheet the intake accepts; ``REUSE_DATA_INTAKE_MAX_BYTES``.
+    stale_build_seconds: how long a build may log nothing before the intake sensor deems its
+        process gone and builds again; ``REUSE_DATA_STALE_BUILD_SECONDS``.
     """
 
     home: Path
     inputs: Path
     base_url: str
     intake_max_bytes: int = DEFAULT_INTAKE_MAX_BYTES
+    stale_build_seconds: int = DEFAULT_STALE_BUILD_SECONDS
 
     @property
     def warehouse_path(self) -> Path:
@@ -57,6 +65,19 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
     home = Path(env.get("REUSE_DATA_HOME") or PROJECT_ROOT / "var").expanduser().resolve()
     inputs = Path(env.get("REUSE_DATA_INPUTS") or PROJECT_ROOT / "demo").expanduser().resolve()
     base_url = (env.get("REUSE_DATA_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-    max_bytes = env.get("REUSE_DATA_INTAKE_MAX_BYTES", "")
-    intake_max_bytes = int(max_bytes) if max_bytes.isdigit() else DEFAULT_INTAKE_MAX_BYTES
-    return Settings(home=home, inputs=inputs, base_url=base_url, intake_max_bytes=intake_max_bytes)
+    return Settings(
+        home=home,
+        inputs=inputs,
+        base_url=base_url,
+        intake_max_bytes=_whole_number(env, "REUSE_DATA_INTAKE_MAX_BYTES", DEFAULT_INTAKE_MAX_BYTES),
+        stale_build_seconds=_whole_number(env, "REUSE_DATA_STALE_BUILD_SECONDS", DEFAULT_STALE_BUILD_SECONDS),
+    )
+
+
+def _whole_number(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:
+    text = env.get(name, "").strip()
+    if not text:
+        return default
+    if not text.isdigit():
+        raise SettingsError(f"{name} must be a whole number, got {text!r}; unset it for the default ({default})")
+    return int(text)

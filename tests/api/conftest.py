@@ -68,6 +68,16 @@ class Server:
         except urllib.error.HTTPError as error:
             return Reply(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
 
+    def wait_for_version(self, version: str, consecutive: int = 1, seconds: float = 20) -> None:
+        """Until ``consecutive`` replies in a row come from ``version`` (every worker has switched)."""
+        deadline, streak = time.monotonic() + seconds, 0
+        while streak < consecutive:
+            assert time.monotonic() < deadline, f"the server did not switch to {version}"
+            reply = self.get("/api/public/products.json")
+            streak = streak + 1 if reply.headers["x-dataset-version"] == version else 0
+            if not streak:
+                time.sleep(0.1)
+
     def rss_bytes(self) -> int:
         """Resident memory of the server process and its children (uvicorn workers)."""
         total = 0

@@ -15,11 +15,10 @@ from reuse_data.settings import load_settings
 
 
 def main() -> None:
-    from pipelines.build import prepare_dbt_manifest, prepare_environment
+    from pipelines.build import prepare_environment
 
     settings = load_settings()
     prepare_environment(settings)
-    prepare_dbt_manifest(report=lambda line: None)
     from dagster import DagsterInstance, RunRequest, build_sensor_context
 
     from pipelines.build import run_build

@@ -6,19 +6,23 @@ from __future__ import annotations
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from pipelines.sensors import ABANDONED_TAG
 from reuse_data.intake_cli import multipart_body
 from reuse_data.intake_store import IntakeStore
+from serve.snapshot import load_snapshot
 from tests.api.conftest import Server, copy_home, serving
-from tests.api.test_snapshot_switch import wait_for_version
 from tests.conftest import PROJECT_ROOT, run_cli
+from warehouse.snapshots import current_version
 
 HEADER = "product,protocol,sample,reading,unit,tester,date,notes\n"
 SLOT = ("loop-larder-cafeti-re-800-ml", "brew-temperature-drop")  # pending in the demo; unit °C, 0-40
@@ -136,6 +140,9 @@ def test_the_same_bytes_again_get_the_same_receipt_and_nothing_twice(intake: Ser
     assert (first.status, again.status) == (201, 200)
     assert first.json() == again.json()
     receipt = first.json()
+    from_someone_else = upload(intake, content, tokens["Jordan Ellis"])
+    assert from_someone_else.status == 409  # and the receipt stays the first tester's to read
+    assert receipt["id"] not in from_someone_else.body.decode() and TESTER not in from_someone_else.body.decode()
     assert receipt["rows_accepted"] == 2 and receipt["slots"] == [":".join(SLOT)]
     assert receipt["tester"] == TESTER and receipt["status"] == "accepted" and not receipt["published"]
     archived = IntakeStore(intake.home).sheets_dir / f"{receipt['sha256']}.csv"
@@ -194,16 +201,15 @@ def test_testers_add_prints_the_token_last_and_stores_only_its_hash(tmp_path):
 # Into the pipeline: upload -> sensor -> build -> published snapshot -> the public API
 
 
-def sensor_tick(home: Path, launch: bool = False) -> dict:
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
-    completed = subprocess.run(
-        [sys.executable, "-m", "tests.api.intake_tick", *(["--launch"] if launch else [])],
-        cwd=PROJECT_ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+def tick_command(home: Path, launch: bool, environ: dict[str, str] | None = None) -> dict:
+    """Arguments for subprocess: one sensor tick (and with ``launch``, the build it asks for) over ``home``."""
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"), **(environ or {})}
+    argv = [sys.executable, "-m", "tests.api.intake_tick", *(["--launch"] if launch else [])]
+    return {"args": argv, "cwd": PROJECT_ROOT, "env": env}
+
+
+def sensor_tick(home: Path, launch: bool = False, environ: dict[str, str] | None = None) -> dict:
+    completed = subprocess.run(**tick_command(home, launch, environ), capture_output=True, text=True, timeout=600)
     assert completed.returncode == 0, completed.stderr[-3000:]
     return json.loads(completed.stdout.strip().splitlines()[-1])
 
@@ -239,7 +245,7 @@ def test_an_accepted_sheet_goes_live_and_a_withdrawn_one_becomes_retest(demo_hom
         assert tick["published"], tick
         assert sensor_tick(home)["requested"] is False
 
-        wait_for_version(public, tick["published"])
+        public.wait_for_version(tick["published"])
         live = bench_slot(public)
         assert (live["status"], live["value"], live["sample_size"]) == ("measured", 11.75, 2)
         assert (live["tester"], live["tested_on"], live["receipt"]) == (TESTER, "2026-11-20", receipt)
@@ -253,9 +259,88 @@ def test_an_accepted_sheet_goes_live_and_a_withdrawn_one_becomes_retest(demo_hom
         assert withdrawn.returncode == 0, withdrawn.output
         tick = sensor_tick(home, launch=True)
         assert tick["published"], tick
-        wait_for_version(public, tick["published"])
+        public.wait_for_version(tick["published"])
         retest = bench_slot(public)
         assert (retest["status"], retest["value"]) == ("retest", None)
         assert product(public)["overall_rating"] == before_product["overall_rating"]
     assert IntakeStore(home).receipt(receipt).status == "withdrawn"
     assert IntakeStore(home).sheet_path(IntakeStore(home).receipt(receipt)).exists()  # nothing deleted
+
+
+def runs_tagged(home: Path, tag: str) -> list:
+    from dagster import DagsterInstance, RunsFilter
+
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        return list(instance.get_runs(filters=RunsFilter(tags={tag: "true"})))
+
+
+def materialisations_so_far(home: Path) -> int:
+    """Assets materialised by the newest run in the home's Dagster instance (0 before any run)."""
+    from dagster import DagsterEventType, DagsterInstance
+
+    with DagsterInstance.from_config(str(home / "dagster")) as instance:
+        runs = instance.get_runs(limit=1)
+        if not runs:
+            return 0
+        return len(instance.get_records_for_run(runs[0].run_id, of_type=DagsterEventType.ASSET_MATERIALIZATION).records)
+
+
+def test_a_build_killed_midway_publishes_nothing_and_the_next_tick_builds_again(demo_home: Path, tmp_path):
+    home = copy_home(demo_home, tmp_path / "home")
+    token = IntakeStore(home).add_tester(TESTER)
+    with serving(home, command="intake", ready="/") as intake:
+        receipt = upload(intake, sheet(good_row(reading="10.5")), token).json()["id"]
+    published_before = current_version(home / "snapshots")
+
+    build = subprocess.Popen(**tick_command(home, launch=True), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 300
+    while materialisations_so_far(home) < 5:  # well into the build: raw data in, dbt models being built
+        assert build.poll() is None and time.monotonic() < deadline, "the build ended before it could be killed"
+        time.sleep(0.2)
+    build.send_signal(signal.SIGKILL)  # as a power cut would: no cleanup of any kind
+    build.wait()
+
+    assert current_version(home / "snapshots") == published_before  # nothing half-published
+    assert IntakeStore(home).unpublished()[0].id == receipt  # and nothing lost
+    # The dead run looks alive until it has been silent for REUSE_DATA_STALE_BUILD_SECONDS.
+    assert sensor_tick(home)["skip"] == "a build is already running; the next tick looks again"
+    tick = sensor_tick(home, launch=True, environ={"REUSE_DATA_STALE_BUILD_SECONDS": "1"})
+    assert tick["requested"] and tick["published"] not in (None, published_before), tick
+    assert IntakeStore(home).receipt(receipt).published
+    assert [run.status.value for run in runs_tagged(home, ABANDONED_TAG)] == ["FAILURE"]  # the killed one
+    snapshot = load_snapshot(home / "snapshots", tick["published"])
+    try:
+        query = "SELECT value, status FROM bench_measurements WHERE receipt = ?"
+        assert snapshot.connection.execute(query, [receipt]).fetchall() == [(10.5, "measured")]
+    finally:
+        snapshot.connection.close()
+
+
+def test_under_the_dagster_daemon_an_upload_goes_live_without_anyone_asking(demo_home: Path, tmp_path):
+    """The deployment as `make dev` runs it: the daemon ticks the sensor and launches the build in its own process."""
+    home = copy_home(demo_home, tmp_path / "home")
+    token = IntakeStore(home).add_tester(TESTER)
+    with serving(home, command="intake", ready="/") as intake:
+        receipt = upload(intake, sheet(good_row(reading="9.5")), token).json()["id"]
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    log = tmp_path / "daemon.log"
+    with log.open("w") as output:
+        daemon = subprocess.Popen(
+            [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"],
+            cwd=PROJECT_ROOT,
+            env=env,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # the daemon, its code server and the run worker: stopped together below
+        )
+    try:
+        deadline = time.monotonic() + 300
+        while not IntakeStore(home).receipt(receipt).published:
+            failed = daemon.poll() is not None or time.monotonic() > deadline
+            assert not failed, f"the daemon did not publish the sheet:\n{log.read_text()[-4000:]}"
+            time.sleep(1)
+    finally:
+        os.killpg(daemon.pid, signal.SIGTERM)
+        daemon.wait(timeout=60)
+    with serving(home) as public:
+        assert bench_slot(public)["receipt"] == receipt and bench_slot(public)["value"] == 9.5

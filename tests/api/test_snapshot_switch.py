@@ -7,7 +7,6 @@ Each test serves a copy of the demo home, so publishing here disturbs no other t
 from __future__ import annotations
 
 import threading
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -34,16 +33,6 @@ def own_server(demo_home: Path, tmp_path: Path) -> Iterator[Server]:
         yield server
 
 
-def wait_for_version(server: Server, version: str, consecutive: int = 1, seconds: float = 20) -> None:
-    """Until ``consecutive`` replies in a row come from ``version`` (every worker has switched)."""
-    deadline, streak = time.monotonic() + seconds, 0
-    while streak < consecutive:
-        assert time.monotonic() < deadline, f"the server did not switch to {version}"
-        streak = streak + 1 if server.get(HAMMERED[0]).headers["x-dataset-version"] == version else 0
-        if not streak:
-            time.sleep(0.1)
-
-
 def test_switches_under_load_fail_no_request_and_mix_no_response(own_server: Server):
     replies: list[tuple[str, Reply]] = []
     errors: list[str] = []
@@ -66,7 +55,7 @@ def test_switches_under_load_fail_no_request_and_mix_no_response(own_server: Ser
     try:
         for _ in range(SWITCHES):
             published.append(publish(own_server.store, own_server.warehouse).version)
-            wait_for_version(own_server, published[-1])
+            own_server.wait_for_version(published[-1])
     finally:
         stop.set()
         for client in clients:
@@ -89,4 +78,4 @@ def test_several_workers_serve_one_snapshot_and_all_switch(demo_home: Path, tmp_
         before = current_version(server.store)
         assert {server.get(HAMMERED[0]).headers["x-dataset-version"] for _ in range(20)} == {before}
         after = publish(server.store, server.warehouse).version
-        wait_for_version(server, after, consecutive=20)
+        server.wait_for_version(after, consecutive=20)
