@@ -107,9 +107,20 @@ def post_sheet(url: str, token: str, path: Path) -> tuple[int, dict[str, Any]]:
     )
     try:
         with urllib.request.urlopen(request, timeout=120) as response:
-            return response.status, json.loads(response.read())
+            return response.status, _json_object(response.read())
     except urllib.error.HTTPError as error:
-        return error.code, json.loads(error.read() or b"{}")
+        return error.code, _json_object(error.read())
+
+
+def _json_object(body: bytes) -> dict[str, Any]:
+    """The reply's JSON object; a reply that is not one (a proxy's error page, say) becomes its detail."""
+    try:
+        parsed = json.loads(body or b"{}")
+    except ValueError:
+        parsed = None
+    if isinstance(parsed, dict):
+        return parsed
+    return {"detail": f"the intake replied with something other than JSON: {body[:200].decode(errors='replace')}"}
 
 
 def verdict_lines(status: int, body: dict[str, Any]) -> list[str]:
