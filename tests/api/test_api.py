@@ -12,7 +12,8 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from tests.api.conftest import BASE_URL, Server
+from benchmarks.harness import Server
+from tests.api.conftest import BASE_URL
 
 ENVELOPE = ("source", "license", "usage", "generated_at", "dataset_version")
 JSON_OPERATIONS = [

@@ -7,6 +7,7 @@ from urllib.parse import quote
 
 import pytest
 
+from benchmarks.harness import Server
 from serve.ask.evaluation import (
     FLOOR_FALSE_POSITIVE_RATE,
     FLOOR_TOP1_OVERALL,
@@ -18,7 +19,7 @@ from serve.ask.evaluation import (
 from serve.ask.index import AskIndex
 from serve.ask.language import LANGUAGES
 from serve.snapshot import load_snapshot
-from tests.api.conftest import BASE_URL, Server
+from tests.api.conftest import BASE_URL
 from warehouse.snapshots import current_version
 
 FALLBACK = f"{BASE_URL}/guides/start-here"

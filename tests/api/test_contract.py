@@ -24,9 +24,10 @@ import jsonschema
 import pytest
 from starlette.routing import Route
 
+from benchmarks.harness import Server
 from serve.app import create_app
 from serve.openapi import OPERATIONS, Operation
-from tests.api.conftest import BASE_URL, Server
+from tests.api.conftest import BASE_URL
 from tests.conftest import PROJECT_ROOT
 
 SCORING_SEED = PROJECT_ROOT / "sql" / "seeds" / "protocol_scoring.csv"

@@ -16,11 +16,11 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import Server, copy_home, serving
 from pipelines.sensors import ABANDONED_TAG
 from reuse_data.intake_cli import multipart_body
 from reuse_data.intake_store import IntakeStore
 from serve.snapshot import load_snapshot
-from tests.api.conftest import Server, copy_home, serving
 from tests.conftest import PROJECT_ROOT, run_cli
 from warehouse.snapshots import current_version
 

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import Server, copy_home, serving
 from reuse_data.intake_store import IntakeStore
-from tests.api.conftest import Server, copy_home, serving
 from tests.api.test_intake import TESTER, good_row, sheet
 
 CHROMIUM = shutil.which("chromium")

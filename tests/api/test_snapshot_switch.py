@@ -13,7 +13,7 @@ from urllib.parse import quote
 
 import pytest
 
-from tests.api.conftest import Reply, Server, copy_home, serving
+from benchmarks.harness import Reply, Server, copy_home, serving
 from warehouse.snapshots import current_version, publish
 
 HAMMERED = [

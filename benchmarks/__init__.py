@@ -1,0 +1,1 @@
+"""Reproducible benchmarks (``make bench``); results in RESULTS.md."""

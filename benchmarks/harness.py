@@ -1,0 +1,189 @@
+"""Real servers on loopback and bigger snapshots: what the benchmarks and the API tests share.
+
+``serving`` runs `reuse-data serve` (or `intake`) over a home on a free port; ``Server`` talks
+to it with the standard library only; ``copy_home`` and ``inflate_bench`` make a second home
+with a larger bench mart to stream.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from reuse_data.settings import PROJECT_ROOT
+from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
+from warehouse.snapshots import publish
+
+
+@dataclass
+class Reply:
+    status: int
+    headers: dict[str, str]
+    body: bytes
+
+    def json(self):
+        return json.loads(self.body)
+
+
+@dataclass
+class Server:
+    port: int
+    home: Path
+    process: subprocess.Popen
+
+    @property
+    def store(self) -> Path:
+        return self.home / "snapshots"
+
+    @property
+    def warehouse(self) -> Path:
+        return self.home / "warehouse" / "build.duckdb"
+
+    def get(self, path: str, headers: dict[str, str] | None = None, timeout: float = 30) -> Reply:
+        return self.send("GET", path, headers=headers, timeout=timeout)
+
+    def send(
+        self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None, timeout=30
+    ) -> Reply:
+        url = f"http://127.0.0.1:{self.port}{path}"
+        request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
+        try:
+            with urllib.request.urlopen(request, timeout=timeout) as response:
+                return Reply(response.status, {k.lower(): v for k, v in response.headers.items()}, response.read())
+        except urllib.error.HTTPError as error:
+            return Reply(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
+
+    def wait_for_version(self, version: str, consecutive: int = 1, seconds: float = 20) -> None:
+        """Until ``consecutive`` replies in a row come from ``version`` (every worker has switched)."""
+        deadline, streak = time.monotonic() + seconds, 0
+        while streak < consecutive:
+            assert time.monotonic() < deadline, f"the server did not switch to {version}"
+            reply = self.get("/api/public/products.json")
+            streak = streak + 1 if reply.headers["x-dataset-version"] == version else 0
+            if not streak:
+                time.sleep(0.1)
+
+    def rss_bytes(self) -> int:
+        """Resident memory of the server process and its children (uvicorn workers)."""
+        return process_tree_rss(self.process.pid)
+
+    def worker_pids(self) -> list[int]:
+        """uvicorn's worker processes (with --workers; none with one worker, which serves in-process)."""
+        return [pid for pid in _children(self.process.pid) if b"spawn_main" in _cmdline(pid)]
+
+
+def process_tree_rss(pid: int) -> int:
+    """Resident memory, in bytes, of a process and its children."""
+    total = 0
+    for member in [pid, *_children(pid)]:
+        try:
+            status = Path(f"/proc/{member}/status").read_text()
+        except FileNotFoundError:
+            continue
+        total += next(int(line.split()[1]) * 1024 for line in status.splitlines() if line.startswith("VmRSS:"))
+    return total
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except FileNotFoundError:
+        return b""
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+@contextmanager
+def running(argv: list[str], port: int, ready: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+    """A server process started from ``argv``, once ``ready`` answers 200 on ``port``; SIGTERM when the block ends."""
+    process = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    probe = Server(port, PROJECT_ROOT, process)
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            if probe.get(ready, timeout=5).status == 200:
+                break
+        except OSError:
+            pass
+        if time.monotonic() > deadline or process.poll() is not None:
+            process.kill()
+            raise RuntimeError(f"{' '.join(argv)} did not start: {process.stdout.read().decode()[-2000:]}")
+        time.sleep(0.2)
+    try:
+        yield process
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+
+
+@contextmanager
+def serving(
+    home: Path,
+    *extra_args: str,
+    command: str = "serve",
+    ready: str = "/api/public/capabilities.json",
+    environ: dict[str, str] | None = None,
+) -> Iterator[Server]:
+    """`reuse-data serve` (or ``command``) over ``home`` on a free port, until the block ends (then SIGTERM)."""
+    port = free_port()
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"), **(environ or {})}
+    argv = [sys.executable, "-m", "reuse_data.cli", command, "--port", str(port), *extra_args]
+    with running(argv, port, ready, env) as process:
+        yield Server(port, home, process)
+
+
+def copy_home(source: Path, target: Path) -> Path:
+    """A second home with the same build warehouse and published snapshots."""
+    for part in ("warehouse", "snapshots"):
+        shutil.copytree(source / part, target / part)
+    (target / "dagster").mkdir(parents=True, exist_ok=True)
+    return target
+
+
+def inflate_bench(home: Path, copies: int) -> int:
+    """Replace the home's warehouse with one whose bench mart holds ``copies`` times the demo's
+    slots (distinct ids, same stream order within each copy) and publish it; returns the row count."""
+    demo = home / "warehouse" / "build.duckdb"
+    inflated = home / "warehouse" / "inflated.duckdb"
+    with duckdb.connect(str(inflated)) as connection:
+        connection.execute(f"ATTACH '{demo}' AS demo (READ_ONLY)")
+        connection.execute(f"CREATE SCHEMA {MARTS_SCHEMA}")
+        for table in PUBLISHED_TABLES:
+            source = f"demo.{MARTS_SCHEMA}.{table}"
+            if table == "bench_measurements":
+                connection.execute(
+                    f"CREATE TABLE {MARTS_SCHEMA}.{table} AS SELECT * EXCLUDE (copy) REPLACE ("
+                    "measurement_id || '#' || copy::VARCHAR AS measurement_id, "
+                    f"copy * (SELECT max(stream_position) + 1 FROM {source}) + stream_position AS stream_position) "
+                    f"FROM {source}, range({copies}) AS copies(copy)"
+                )
+            else:
+                connection.execute(f"CREATE TABLE {MARTS_SCHEMA}.{table} AS SELECT * FROM {source}")
+        rows = connection.execute(f"SELECT count(*) FROM {MARTS_SCHEMA}.bench_measurements").fetchone()[0]
+    inflated.replace(demo)
+    publish(home / "snapshots", demo)
+    return rows
