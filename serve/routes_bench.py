@@ -15,7 +15,7 @@ from __future__ import annotations
 import asyncio
 import io
 import re
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from typing import Any
@@ -31,7 +31,10 @@ from serve.http_cache import streamed
 from serve.openapi import BENCH_COLUMNS, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
 from serve.snapshot import Snapshot
 
-PAGE_ROWS = 1024
+PAGE_ROWS = 512
+# A page leaves in pieces of this size: the server's transport copies what it sends, and a
+# copy of one piece per slow client costs far less than a copy of one page.
+SEND_BYTES = 64 * 1024
 _PAGE = (
     "SELECT {select} FROM bench_measurements "
     "WHERE ($protocol IS NULL OR protocol_slug = $protocol) AND ($product IS NULL OR product_slug = $product) "
@@ -90,6 +93,18 @@ def read_csv_page(snapshot: Snapshot, query: dict[str, Any], first: bool) -> Pag
     return Page(buffer.getvalue(), page.num_rows, _last_position(page))
 
 
+def send_pieces(body: bytes) -> Iterator[bytes]:
+    """``body`` in pieces of at most ``SEND_BYTES``, each ending after a line where one fits."""
+    start = 0
+    while start < len(body):
+        end = start + SEND_BYTES
+        if end < len(body):
+            line_end = body.rfind(b"\n", start, end)
+            end = line_end + 1 if line_end >= 0 else end
+        yield body[start:end]
+        start = end
+
+
 async def export_pages(
     snapshot: Snapshot,
     reader_pool: Executor,
@@ -108,12 +123,14 @@ async def export_pages(
         rows = min(PAGE_ROWS, left)
         query = {"protocol": filters.protocol, "product": filters.product, "after": after, "rows": rows}
         page = await loop.run_in_executor(reader_pool, read_page, snapshot, query, first)
-        if page.body:
-            yield page.body
-        first, left = False, left - page.rows
-        if page.rows < rows or left <= 0:
+        body, count, after = page.body, page.rows, page.last_position
+        del page
+        for piece in send_pieces(body):
+            yield piece
+        del body  # before the next page is read: one page per stream in memory, not two
+        first, left = False, left - count
+        if count < rows or left <= 0:
             return
-        after = page.last_position
 
 
 def _filters(request: Request) -> BenchFilters:

@@ -77,7 +77,9 @@ def load_snapshot(store: Path, version: str) -> Snapshot:
     with open_snapshot(path) as connection:
         tables = {name: _rows(connection, sql) for name, sql in IN_MEMORY_TABLES.items()}
         published_at = connection.execute("SELECT published_at FROM snapshot_info").fetchone()[0]
-    streaming = duckdb.connect(str(path), read_only=True)
+    # Streaming reads are small pages in stream order: DuckDB's own worker threads would not
+    # speed them up, and each keeps memory of its own.
+    streaming = duckdb.connect(str(path), read_only=True, config={"threads": 1})
     return Snapshot(
         version=version,
         path=path,
