@@ -134,6 +134,7 @@ def command_serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level="warning",
+        access_log=False,  # at log level warning it prints nothing, yet costs a log record per request
         timeout_graceful_shutdown=10,
     )
     return 0

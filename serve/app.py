@@ -12,8 +12,6 @@ import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.middleware.cors import CORSMiddleware
-from starlette.middleware.gzip import GZipMiddleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -21,7 +19,7 @@ from starlette.routing import Route
 from reuse_data.settings import Settings, load_settings
 from serve import openapi, routes_ask, routes_bench, routes_catalogue, routes_pages
 from serve.documents import precompute
-from serve.http_cache import cached
+from serve.http_cache import Preflight, cached
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
 from serve.snapshot import Snapshot, SnapshotHolder
 
@@ -30,7 +28,7 @@ READER_THREADS = min(4, os.cpu_count() or 1)
 
 async def openapi_document(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
-    return cached(request, snapshot, request.app.state.openapi)
+    return cached(request, snapshot, request.app.state.openapi, key="openapi")
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
@@ -63,17 +61,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             *routes_bench.routes,
             Route("/api/public/openapi.json", openapi_document),
         ],
-        middleware=[
-            Middleware(
-                CORSMiddleware,
-                allow_origins=["*"],
-                allow_methods=["GET", "HEAD", "OPTIONS"],
-                allow_headers=["*"],
-                expose_headers=["ETag", "X-Dataset-Version"],
-                max_age=86400,
-            ),
-            Middleware(GZipMiddleware, minimum_size=1024),
-        ],
+        middleware=[Middleware(Preflight)],
         exception_handlers={
             ProblemError: handle_problem,
             HTTPException: handle_http_exception,

@@ -15,6 +15,7 @@ from typing import Any
 
 import orjson
 
+from serve.http_cache import compressed
 from serve.openapi import CC_BY_URL, OPERATIONS
 from serve.snapshot import Snapshot
 
@@ -97,9 +98,15 @@ def content(snapshot: Snapshot) -> dict[str, Any]:
     return {**envelope(snapshot, USAGE["content"]), "count": len(items), "items": items}
 
 
-def page_records(snapshot: Snapshot) -> dict[str, dict[str, Any]]:
-    """Page path -> its record, for page.json."""
-    return {row["path"]: record(row) for row in snapshot.tables["pages"]}
+def page_documents(snapshot: Snapshot) -> dict[str, bytes]:
+    """Page path -> its page.json document, encoded."""
+    head = envelope(snapshot, USAGE["page"])
+    return {row["path"]: encode({**head, "page": record(row)}) for row in snapshot.tables["pages"]}
+
+
+def change_items(snapshot: Snapshot) -> list[dict[str, Any]]:
+    """The change log as changes.json lists it, newest first."""
+    return [{k: plain(row[k]) for k in ("url", "type", "title", "changed_at")} for row in snapshot.tables["changes"]]
 
 
 def capabilities(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
@@ -237,6 +244,20 @@ def dataset(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
     }
 
 
+# The bodies precompute builds whole, served by routes_catalogue under these names.
+FIXED_DOCUMENTS = (
+    "products",
+    "recommendations",
+    "answers",
+    "content",
+    "capabilities",
+    "press_kit",
+    "dataset",
+    "claims",
+    "llms_full",
+)
+
+
 def precompute(snapshot: Snapshot, base_url: str) -> None:
     """Build every request-independent document once, when the snapshot loads."""
     cache = snapshot.cache
@@ -247,7 +268,10 @@ def precompute(snapshot: Snapshot, base_url: str) -> None:
     cache["capabilities"] = encode(capabilities(snapshot, base_url))
     cache["press_kit"] = encode(press_kit(snapshot))
     cache["dataset"] = encode(dataset(snapshot, base_url))
-    cache["pages"] = page_records(snapshot)
-    cache["changes"] = [record(row) for row in snapshot.tables["changes"]]
+    cache["pages"] = page_documents(snapshot)
+    cache["changes"] = change_items(snapshot)
+    cache["change_times"] = sorted(change["changed_at"] for change in cache["changes"])
     cache["claims"] = b"".join(orjson.dumps(record(row)) + b"\n" for row in snapshot.tables["claims"])
     cache["llms_full"] = "\n\n---\n\n".join(row["document"] for row in snapshot.tables["corpus_documents"]).encode()
+    for name in FIXED_DOCUMENTS:  # gzipped now, off the event loop, for the clients that ask
+        compressed(snapshot, cache[name], name)

@@ -1,30 +1,69 @@
-"""Responses with the caching contract: ETag from snapshot version and request, 304 on a match,
-Cache-Control, X-Dataset-Version. CORS and gzip are middleware in the app."""
+"""Responses with the HTTP contract of every operation: ETag from snapshot version and request,
+304 on a match, Cache-Control, X-Dataset-Version, CORS for any origin, gzip when asked.
+
+All of it is decided here, per response, rather than in middleware wrapped around every
+request: the API is public and read-only, so its CORS headers are the same on every response
+and only preflights need a middleware (``Preflight``), and a body fixed per snapshot is
+compressed once per snapshot, not once per request.
+"""
 
 from __future__ import annotations
 
+import gzip
 import hashlib
-from collections.abc import AsyncIterable, Iterable
+import zlib
+from collections.abc import AsyncIterable, AsyncIterator
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serve.snapshot import Snapshot
 
 CACHE_CONTROL = "public, max-age=300"
 JSON = "application/json; charset=utf-8"
+CORS_HEADERS = {"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Headers": "ETag, X-Dataset-Version"}
+ALLOWED_METHODS = "GET, HEAD, OPTIONS"
+GZIP_MINIMUM_BYTES = 1024  # smaller bodies go as they are: compressing them saves next to nothing
+GZIP_LEVEL = 6
+GZIP_BODIES_KEPT = 100_000  # keyed bodies are fixed documents and pages: bounded by the snapshot
+STREAM_GZIP_LEVEL = 1  # streams are compressed as they leave, on the event loop: the fastest level
 
 
-def etag_for(request: Request, snapshot: Snapshot, vary_language: bool = False) -> str:
-    """A strong validator: same snapshot and same request give the same tag."""
-    parts = [
-        snapshot.version,
-        request.url.path,
-        "&".join(sorted(f"{k}={v}" for k, v in request.query_params.multi_items())),
-    ]
+def accepts_gzip(request: Request) -> bool:
+    """Whether the client's Accept-Encoding allows gzip (q-values honoured, ``*`` included)."""
+    header = request.headers.get("accept-encoding")
+    if not header:
+        return False
+    weights: dict[str, float] = {}
+    for item in header.lower().split(","):
+        coding, *parameters = (part.strip() for part in item.split(";"))
+        weight = 1.0
+        for parameter in parameters:
+            name, _, value = parameter.partition("=")
+            if name.strip() == "q":
+                try:
+                    weight = float(value)
+                except ValueError:
+                    weight = 0.0
+        weights[coding] = weight
+    weight = weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0)))
+    return weight > 0
+
+
+def etag_for(request: Request, snapshot: Snapshot, vary_language: bool = False, gzipped: bool = False) -> str:
+    """A strong validator: same snapshot, same request and same encoding give the same tag."""
+    # From the ASGI scope, not request.url: building a URL object costs more than the rest together.
+    query = (
+        "&".join(sorted(f"{k}={v}" for k, v in request.query_params.multi_items()))
+        if request.scope["query_string"]
+        else ""
+    )
+    parts = [snapshot.version, request.scope["path"], query]
     if vary_language:
         parts.append(request.headers.get("accept-language", ""))
-    return '"' + hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32] + '"'
+    digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]
+    return f'"{digest}-gzip"' if gzipped else f'"{digest}"'
 
 
 def _matches(if_none_match: str, etag: str) -> bool:
@@ -33,16 +72,26 @@ def _matches(if_none_match: str, etag: str) -> bool:
 
 
 def cache_headers(snapshot: Snapshot, etag: str, vary_language: bool = False) -> dict[str, str]:
-    headers = {"ETag": etag, "Cache-Control": CACHE_CONTROL, "X-Dataset-Version": snapshot.version}
-    if vary_language:
-        headers["Vary"] = "Accept-Language"
-    return headers
+    return {
+        "ETag": etag,
+        "Cache-Control": CACHE_CONTROL,
+        "X-Dataset-Version": snapshot.version,
+        "Vary": "Accept-Encoding, Accept-Language" if vary_language else "Accept-Encoding",
+        **CORS_HEADERS,
+    }
 
 
 def not_modified(request: Request, snapshot: Snapshot, etag: str, vary_language: bool = False) -> Response | None:
     if _matches(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=cache_headers(snapshot, etag, vary_language))
     return None
+
+
+def compressed(snapshot: Snapshot, body: bytes, key: str | None = None) -> bytes:
+    """``body`` gzipped; with a ``key``, once per snapshot (the body must be fixed for that key)."""
+    if key is None:
+        return gzip.compress(body, GZIP_LEVEL, mtime=0)
+    return snapshot.remembered("gzip", key, lambda: gzip.compress(body, GZIP_LEVEL, mtime=0), GZIP_BODIES_KEPT)
 
 
 def cached(
@@ -52,27 +101,75 @@ def cached(
     media_type: str = JSON,
     vary_language: bool = False,
     extra_headers: dict[str, str] | None = None,
+    key: str | None = None,
 ) -> Response:
-    """``body`` with the caching headers, or 304 when the client already has it."""
-    etag = etag_for(request, snapshot, vary_language)
+    """``body`` with the caching headers, gzipped when asked, or 304 when the client already has it.
+
+    ``key`` names a body that is the same for the whole snapshot, so that it is compressed once.
+    """
+    gzipped = len(body) >= GZIP_MINIMUM_BYTES and accepts_gzip(request)
+    etag = etag_for(request, snapshot, vary_language, gzipped)
     unchanged = not_modified(request, snapshot, etag, vary_language)
     if unchanged is not None:
         return unchanged
     headers = {**cache_headers(snapshot, etag, vary_language), **(extra_headers or {})}
+    if gzipped:
+        body = compressed(snapshot, body, key)
+        headers["Content-Encoding"] = "gzip"
     return Response(body, media_type=media_type, headers=headers)
+
+
+async def gzip_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:
+    """The chunks as one gzip stream, each flushed as it comes so that none waits for the next."""
+    compressor = zlib.compressobj(STREAM_GZIP_LEVEL, zlib.DEFLATED, 31)
+    async for chunk in chunks:
+        yield compressor.compress(chunk) + compressor.flush(zlib.Z_SYNC_FLUSH)
+    yield compressor.flush()
 
 
 def streamed(
     request: Request,
     snapshot: Snapshot,
-    chunks: Iterable[bytes] | AsyncIterable[bytes],
+    chunks: AsyncIterable[bytes],
     media_type: str,
     extra_headers: dict[str, str] | None = None,
 ) -> Response:
-    """A streamed body with the same caching contract as ``cached``."""
-    etag = etag_for(request, snapshot)
+    """A streamed body with the same contract as ``cached``."""
+    gzipped = accepts_gzip(request)
+    etag = etag_for(request, snapshot, gzipped=gzipped)
     unchanged = not_modified(request, snapshot, etag)
     if unchanged is not None:
         return unchanged
     headers = {**cache_headers(snapshot, etag), **(extra_headers or {})}
+    if gzipped:
+        chunks = gzip_stream(chunks)
+        headers["Content-Encoding"] = "gzip"
     return StreamingResponse(chunks, media_type=media_type, headers=headers)
+
+
+class Preflight:
+    """Answers CORS preflights (OPTIONS with Access-Control-Request-Method) for any origin;
+    every other request goes straight to the app."""
+
+    def __init__(self, app: ASGIApp, max_age: int = 86400):
+        self.app = app
+        self.max_age = str(max_age)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        headers = dict(scope["headers"])
+        if b"access-control-request-method" not in headers:
+            await self.app(scope, receive, send)
+            return
+        answer = {
+            **CORS_HEADERS,
+            "Access-Control-Allow-Methods": ALLOWED_METHODS,
+            "Access-Control-Max-Age": self.max_age,
+            "Vary": "Access-Control-Request-Headers",
+        }
+        requested = headers.get(b"access-control-request-headers")
+        if requested:
+            answer["Access-Control-Allow-Headers"] = requested.decode("latin-1")
+        await PlainTextResponse("OK", headers=answer)(scope, receive, send)

@@ -56,12 +56,28 @@ def confidence(score: float, best: float, first: bool) -> float:
     return min(round(score / best, 4), 0.9999)
 
 
+ANSWERS_KEPT = 4096  # per snapshot: distinct questions (with limit, lang and Accept-Language) kept answered
+
+
 async def ask(request: Request) -> Response:
     question = params.required_text(request, "q", MAX_Q_LENGTH)
     limit = params.limit(request, ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT)
-    lang = choose_language(request, question)
     snapshot = request.app.state.snapshots.current
-    base_url = request.app.state.base_url
+    # Answer engines and crawlers ask the same questions over and over: each answer (and the
+    # choice of its language) is worked out once per snapshot.
+    asked = (question, limit, request.query_params.get("lang"), request.headers.get("accept-language"))
+    answer = snapshot.remembered(
+        "ask_answers",
+        asked,
+        lambda: answer_for(snapshot, request.app.state.base_url, question, limit, choose_language(request, question)),
+        ANSWERS_KEPT,
+    )
+    body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
+    return cached(request, snapshot, encode(body), vary_language=True)
+
+
+def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lang: str) -> dict:
+    """The body of ask.json but its envelope: the language, the answer, what to cite, the results."""
     matches = snapshot.cache["ask_index"].search(question, limit)
     results = []
     for position, match in enumerate(matches):
@@ -78,8 +94,7 @@ async def ask(request: Request) -> Response:
             result["product"] = {"name": row["product_name"], "brand": row["brand"], "url": row["product_url"]}
         results.append(result)
     fallback_url = f"{base_url}{FALLBACK_PATH}" + ("" if lang == "en" else f"?lang={lang}")
-    body = {
-        **envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)),
+    return {
         "language": lang,
         "supported_languages": [
             {"code": row["code"], "name": row["name"], "native": row["native"], "hreflang": row["hreflang"]}
@@ -91,7 +106,6 @@ async def ask(request: Request) -> Response:
         "results": results,
         "fallback": {"note": FALLBACK_NOTE[lang], "url": fallback_url},
     }
-    return cached(request, snapshot, encode(body), vary_language=True)
 
 
 routes = [Route("/api/public/ask.json", ask)]

@@ -17,7 +17,7 @@ def _document(name: str, media_type: str = JSON):
 
     async def endpoint(request: Request) -> Response:
         snapshot = request.app.state.snapshots.current
-        return cached(request, snapshot, snapshot.cache[name], media_type)
+        return cached(request, snapshot, snapshot.cache[name], media_type, key=name)
 
     endpoint.__name__ = name
     return endpoint

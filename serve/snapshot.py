@@ -10,9 +10,10 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import duckdb
 
@@ -20,6 +21,7 @@ from serve.problems import ProblemError
 from warehouse.snapshots import current_version, open_snapshot, snapshot_path
 
 log = logging.getLogger("reuse_data.serve")
+T = TypeVar("T")
 POLL_SECONDS = 1.0
 
 
@@ -51,6 +53,18 @@ class Snapshot:
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of its own for one request (DuckDB connections are not shared across threads)."""
         return self.connection.cursor()
+
+    def remembered(self, memo: str, key: Hashable, build: Callable[[], T], kept: int) -> T:
+        """``build()`` for ``key``, worked out once for this snapshot (which never changes) and kept
+        in the memo named ``memo``; past ``kept`` keys the oldest is dropped, so that clients
+        asking ever new questions cannot grow the server without bound."""
+        values: dict[Hashable, T] = self.cache.setdefault(memo, {})
+        if key in values:
+            return values[key]
+        value = values[key] = build()
+        if len(values) > kept:
+            del values[next(iter(values))]
+        return value
 
 
 IN_MEMORY_TABLES = {

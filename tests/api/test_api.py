@@ -54,6 +54,50 @@ def test_gzip_when_asked(server: Server):
     reply = server.get("/api/public/content.json", {"Accept-Encoding": "gzip"})
     assert reply.headers["content-encoding"] == "gzip"
     assert json.loads(gzip.decompress(reply.body))["count"] >= 60
+    assert "accept-encoding" in reply.headers["vary"].lower()
+
+
+@pytest.mark.parametrize("refusal", ["identity", "gzip;q=0", "br, *;q=0", "gzip;q=zero"])
+def test_no_gzip_unless_the_client_accepts_it(server: Server, refusal: str):
+    reply = server.get("/api/public/content.json", {"Accept-Encoding": refusal})
+    assert "content-encoding" not in reply.headers and json.loads(reply.body)["count"] >= 60
+
+
+def test_each_encoding_has_its_own_etag_and_revalidates(server: Server):
+    path = "/api/public/products.json"
+    plain, packed = server.get(path), server.get(path, {"Accept-Encoding": "deflate, gzip;q=0.5"})
+    assert packed.headers["content-encoding"] == "gzip" and plain.headers["etag"] != packed.headers["etag"]
+    assert gzip.decompress(packed.body) == plain.body
+    again = server.get(path, {"Accept-Encoding": "gzip", "If-None-Match": packed.headers["etag"]})
+    assert again.status == 304 and again.headers["etag"] == packed.headers["etag"]
+    assert again.headers["access-control-allow-origin"] == "*"
+    assert server.get(path, {"If-None-Match": packed.headers["etag"]}).status == 200
+
+
+@pytest.mark.parametrize("export", ["bench.jsonl", "bench.csv"])
+def test_a_streamed_export_gzips_to_the_same_rows(server: Server, export: str):
+    path = f"/api/public/{export}?limit=300"
+    plain, packed = server.get(path), server.get(path, {"Accept-Encoding": "gzip"})
+    assert packed.headers["content-encoding"] == "gzip" and gzip.decompress(packed.body) == plain.body
+    assert packed.headers["access-control-allow-origin"] == "*"
+    assert packed.headers["access-control-expose-headers"] == "ETag, X-Dataset-Version"
+
+
+def test_a_cors_preflight_is_answered_for_any_origin(server: Server):
+    reply = server.send(
+        "OPTIONS",
+        "/api/public/products.json",
+        headers={
+            "Origin": "https://example.org",
+            "Access-Control-Request-Method": "GET",
+            "Access-Control-Request-Headers": "if-none-match",
+        },
+    )
+    assert reply.status == 200
+    assert reply.headers["access-control-allow-origin"] == "*"
+    assert reply.headers["access-control-allow-methods"] == "GET, HEAD, OPTIONS"
+    assert reply.headers["access-control-allow-headers"] == "if-none-match"
+    assert int(reply.headers["access-control-max-age"]) >= 600
 
 
 @pytest.mark.parametrize(
