@@ -7,22 +7,25 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup chromium build run dev test lint bench-ask lock clean
+.PHONY: help setup tools build run dev test lint bench bench-ask lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
 
-setup: $(STAMP) chromium  ## create .venv, install the pinned dependencies, and Chromium when missing
+setup: $(STAMP) tools  ## create .venv, install the pinned dependencies, and Chromium and wrk when missing
 
-# The upload page's browser tests drive Debian's chromium. Installed when missing (as root, or
-# with sudo); where neither works, setup says so and those tests are skipped with the reason.
-chromium:
-	@command -v chromium >/dev/null || { \
-	  echo "installing Debian's chromium for the browser tests (apt-get)"; \
+# Debian packages the suite drives: chromium (the upload page's browser tests) and wrk (the
+# serving benchmark and its plumbing test). Installed when missing (as root, or with sudo);
+# where neither works, setup says so and the tests that need them are skipped with the reason.
+DEBIAN_TOOLS := chromium wrk
+tools:
+	@MISSING=$$(for tool in $(DEBIAN_TOOLS); do command -v $$tool >/dev/null || echo $$tool; done); \
+	[ -z "$$MISSING" ] || { \
+	  echo "installing Debian's" $$MISSING "(apt-get)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
-	      --no-install-recommends chromium >/dev/null; } \
-	  || echo "warning: could not install chromium; run 'apt-get install chromium' as root, or the browser tests are skipped"; }
+	      --no-install-recommends $$MISSING >/dev/null; } \
+	  || echo "warning: could not install" $$MISSING"; run 'apt-get install" $$MISSING"' as root, or the tests that need them are skipped"; }
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -45,6 +48,9 @@ test: lint  ## lint + the whole test suite (what CI runs)
 lint: setup  ## ruff: lint rules and formatting
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+
+bench: build  ## serving benchmark: every operation against the floor and Datasette, into RESULTS.md
+	$(BIN)/python -m benchmarks.serving --record $(BENCH_ARGS)
 
 bench-ask: build  ## ask engine: accuracy per language and latency, against a flat BM25 baseline
 	$(BIN)/python benchmarks/ask_engine.py

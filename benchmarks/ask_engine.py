@@ -18,9 +18,6 @@ Reads the snapshot ``CURRENT`` names under ``REUSE_DATA_HOME`` (``make bench-ask
 from __future__ import annotations
 
 import argparse
-import datetime as dt
-import os
-import platform
 import sys
 import time
 from collections.abc import Mapping
@@ -30,6 +27,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.results import machine, record  # noqa: E402
 from reuse_data.settings import load_settings  # noqa: E402
 from serve.ask.evaluation import (  # noqa: E402
     TARGET_FALSE_POSITIVE_RATE,
@@ -49,7 +47,6 @@ from serve.ask.index import FLAT, TUNED, AskIndex, Tuning  # noqa: E402
 from serve.snapshot import load_snapshot  # noqa: E402
 from warehouse.snapshots import current_version  # noqa: E402
 
-RESULTS = Path(__file__).with_name("RESULTS.md")
 SYLLABLES = ("ka", "lo", "mer", "vin", "tor", "sa", "qui", "dra", "nel", "bo", "zu", "fen", "ri", "hal", "pe")
 
 
@@ -143,8 +140,8 @@ def main() -> None:
     flat = score(run(build(tables, FLAT), questions))
     report = "\n\n".join(
         [
-            f"Machine: {platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}. "
-            f"Snapshot {version}. Command: `python benchmarks/ask_engine.py --entries {args.entries}`.",
+            f"Machine: {machine()}. Snapshot {version}. "
+            f"Command: `python benchmarks/ask_engine.py --entries {args.entries}`.",
             quality_table(tuned, held_out, flat),
             "No-match score thresholds, per language of the question: shipped in `TUNED` "
             f"{dict(TUNED.min_score)}; calibrated on this run {calibrated}. The held-out columns "
@@ -160,10 +157,7 @@ def main() -> None:
     )
     print(report + "\n\n" + verdict)
     if args.record:
-        stamp = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
-        with RESULTS.open("a", encoding="utf-8") as results:
-            results.write(f"\n### Ask engine, {stamp}\n\n{report}\n\n{verdict}\n")
-        print(f"appended to {RESULTS}", file=sys.stderr)
+        print(f"appended to {record('Ask engine', report + chr(10) * 2 + verdict)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

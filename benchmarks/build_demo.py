@@ -17,9 +17,7 @@ Peak memory is the largest resident set of the build process or any of its child
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import os
-import platform
 import resource
 import shutil
 import subprocess
@@ -30,7 +28,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-RESULTS = Path(__file__).with_name("RESULTS.md")
+sys.path.insert(0, str(ROOT))
+from benchmarks.results import machine, record  # noqa: E402
+
 DEMO_PRODUCTS, DEMO_MEASUREMENTS = 96, 2400
 
 
@@ -151,12 +151,6 @@ def table(results: list[Measurement]) -> str:
     return "\n".join(lines)
 
 
-def machine() -> str:
-    cpus = os.cpu_count()
-    memory_gb = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
-    return f"{platform.machine()}, {cpus} cores, {memory_gb:.0f} GiB, Python {platform.python_version()}"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=int, default=4, help="size of the synthetic run, in demos (default 4)")
@@ -164,14 +158,11 @@ def main() -> None:
     args = parser.parse_args()
     results = run(args.scale)
     report = (
-        f"### Build: wall time and peak memory ({dt.date.today().isoformat()})\n\n"
-        f"Machine: {machine()}. Command: `python benchmarks/build_demo.py --scale {args.scale}`.\n\n"
-        f"{table(results)}\n"
+        f"Machine: {machine()}. Command: `python benchmarks/build_demo.py --scale {args.scale}`.\n\n{table(results)}\n"
     )
     print(report)
     if args.record:
-        with RESULTS.open("a", encoding="utf-8") as handle:
-            handle.write("\n" + report)
+        print(f"appended to {record('Build: wall time and peak memory', report)}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -119,25 +120,33 @@ def free_port() -> int:
 
 @contextmanager
 def running(argv: list[str], port: int, ready: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
-    """A server process started from ``argv``, once ``ready`` answers 200 on ``port``; SIGTERM when the block ends."""
-    process = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
-    probe = Server(port, PROJECT_ROOT, process)
-    deadline = time.monotonic() + 60
-    while True:
+    """A server process started from ``argv``, once ``ready`` answers 200 on ``port``; SIGTERM when the block ends.
+
+    Its output goes to a temporary file, never to a pipe nobody reads (a server that logs every
+    request would block once the pipe filled); the end of it explains a server that did not start.
+    """
+    with tempfile.TemporaryFile() as output:
+        process = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
+        probe = Server(port, PROJECT_ROOT, process)
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                if probe.get(ready, timeout=5).status == 200:
+                    break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                process.kill()
+                process.wait()
+                output.seek(0)
+                said = output.read().decode(errors="replace")[-2000:]
+                raise RuntimeError(f"{' '.join(argv)} did not start: {said}")
+            time.sleep(0.2)
         try:
-            if probe.get(ready, timeout=5).status == 200:
-                break
-        except OSError:
-            pass
-        if time.monotonic() > deadline or process.poll() is not None:
-            process.kill()
-            raise RuntimeError(f"{' '.join(argv)} did not start: {process.stdout.read().decode()[-2000:]}")
-        time.sleep(0.2)
-    try:
-        yield process
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
+            yield process
+        finally:
+            process.terminate()
+            process.wait(timeout=30)
 
 
 @contextmanager

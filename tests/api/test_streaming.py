@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.harness import Server, copy_home, inflate_bench, serving
+from benchmarks.load import peak_rss_growth
 from serve.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
 from serve.routes_bench import PAGE_ROWS, SEND_BYTES
 from warehouse.snapshots import publish
@@ -79,37 +80,10 @@ def test_limit_defaults_and_clamps_and_rows_keep_stream_order(big_server: Server
 
 
 def test_memory_stays_bounded_while_many_clients_stream(big_server: Server):
-    """20 clients each stream 20,000 rows at once; the server grows by less than 50 MB."""
-    raw_get(big_server.port, f"/api/public/bench.jsonl?limit={BENCH_MAX_LIMIT}")  # warm caches and pools
-    raw_get(big_server.port, f"/api/public/bench.csv?limit={BENCH_MAX_LIMIT}")
-    baseline = big_server.rss_bytes()
-    peak = baseline
-    done = threading.Event()
-
-    def sample() -> None:
-        nonlocal peak
-        while not done.is_set():
-            peak = max(peak, big_server.rss_bytes())
-            time.sleep(0.01)
-
-    received: list[int] = []
-
-    def client(index: int) -> None:
-        export = "bench.jsonl" if index % 2 else "bench.csv"
-        _, chunks = raw_get(big_server.port, f"/api/public/{export}?limit={BENCH_MAX_LIMIT}", pause=0.002)
-        received.append(sum(len(c) for c in chunks))
-
-    sampler = threading.Thread(target=sample)
-    sampler.start()
-    clients = [threading.Thread(target=client, args=(i,)) for i in range(CLIENTS)]
-    for thread in clients:
-        thread.start()
-    for thread in clients:
-        thread.join()
-    done.set()
-    sampler.join()
-    assert len(received) == CLIENTS and min(received) > 1_000_000
-    growth = peak - baseline
+    """20 slow clients each stream 20,000 rows at once; the server grows by less than 50 MB."""
+    exports = [f"/api/public/{export}?limit={BENCH_MAX_LIMIT}" for export in ("bench.jsonl", "bench.csv")]
+    growth, received = peak_rss_growth(big_server.process.pid, big_server.port, exports, CLIENTS)
+    assert min(received) > 1_000_000
     assert growth < RSS_GROWTH_LIMIT, f"server grew by {growth / 2**20:.1f} MB while {CLIENTS} clients streamed"
 
 

@@ -1,0 +1,353 @@
+"""Serving: every operation of the public API under load, beside the floor of this stack and Datasette.
+
+For each operation, wrk (a separate process on loopback, one thread, 32 connections, bounded
+in time) measures requests per second and p50/p99 latency against three servers on the same
+snapshot, one after another, each on one uvicorn worker:
+
+- ours: `reuse-data serve`;
+- the floor: ``benchmarks.floor_app``, a bare Starlette app replaying the responses ours gave,
+  from memory (a 304 when If-None-Match matches), and for the bench exports a bare route
+  streaming the same rows from DuckDB through pyarrow's own CSV writer;
+- Datasette serving the same tables from SQLite (its own pinned virtualenv, made on first use).
+
+The ratio ours/floor is the figure that counts (absolute rates drift on shared machines) and
+each has a target: the JSON operations and ``page.json`` 0.8, ``ask.json`` 0.5, a 304
+revalidation 0.9, ``bench.csv`` 0.8 and ``bench.jsonl`` 0.6 of the CSV floor in MB/s. Then
+the time to the first byte of a bench export (one request at a time; target under 10 ms) and
+the growth of our server's memory while ``--clients`` clients stream ``--rows`` rows each at
+once (target under 50 MB).
+
+The snapshot is the demo's (the one CURRENT names under REUSE_DATA_HOME), copied to
+``$REUSE_DATA_HOME/bench/serving/`` with its bench mart repeated to at least ``--rows`` rows.
+
+    python -m benchmarks.serving [--seconds 5] [--connections 32] [--rows 20000] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import math
+import shutil
+import statistics
+import subprocess
+import sys
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import duckdb
+
+from benchmarks import datasette_site
+from benchmarks.harness import Server, copy_home, free_port, inflate_bench, running, serving
+from benchmarks.load import Load, first_byte_ms, peak_rss_growth, run_wrk, wrk_command
+from benchmarks.results import machine, markdown_table, record
+from reuse_data.settings import load_settings
+from serve.openapi import OPERATIONS
+from warehouse.contract import MARTS_SCHEMA
+from warehouse.snapshots import current_version, snapshot_path
+
+JSON_TARGET, ASK_TARGET, REVALIDATION_TARGET = 0.8, 0.5, 0.9
+CSV_TARGET, JSONL_TARGET = 0.8, 0.6
+FIRST_BYTE_TARGET_MS, RSS_GROWTH_TARGET_MB = 10.0, 50.0
+FIRST_BYTE_ROUNDS = 50
+BENCH_OPERATIONS = {"benchJsonl", "benchCsv"}
+# Response headers that differ per response or per connection: not part of what is replayed.
+UNREPLAYED_HEADERS = {"date", "server", "content-length", "transfer-encoding", "connection"}
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the table: a request to each server, and what ours must reach of the floor."""
+
+    label: str
+    ours: str  # path?query
+    floor: str
+    datasette: str | None
+    target: float
+    per_byte: bool = False  # compared in MB/s (streamed exports), not requests per second
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass
+class Row:
+    case: Case
+    ours: Load
+    floor: Load
+    datasette: Load | None
+
+    def rate(self, load: Load) -> float:
+        return load.megabytes_per_second if self.case.per_byte else load.requests_per_second
+
+    @property
+    def ratio(self) -> float:
+        return self.rate(self.ours) / self.rate(self.floor) if self.rate(self.floor) else 0.0
+
+
+ALL_OPERATIONS = [o.operation_id for o in OPERATIONS]
+
+
+def operation_list(text: str) -> list[str]:
+    """``--operations``: known operation ids, comma-separated."""
+    chosen = [part.strip() for part in text.split(",") if part.strip()]
+    unknown = [name for name in chosen if name not in ALL_OPERATIONS]
+    if unknown or not chosen:
+        raise argparse.ArgumentTypeError(f"unknown {unknown or 'none given'}; choose from {','.join(ALL_OPERATIONS)}")
+    return chosen
+
+
+def progress(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def example_request(operation_id: str, rows: int) -> str:
+    """The request each operation is measured with: its documented example, the full export for bench."""
+    operation = next(o for o in OPERATIONS if o.operation_id == operation_id)
+    query = f"limit={rows}" if operation_id in BENCH_OPERATIONS else operation.example
+    return operation.path + (f"?{query}" if query else "")
+
+
+def floor_csv_request(rows: int) -> str:
+    """The floor of the bench exports: the same rows from DuckDB through pyarrow's CSV writer."""
+    return f"/floor/bench.csv?limit={rows}"
+
+
+def prepare_home(source: Path, work: Path, rows: int) -> Path:
+    """A copy of ``source``'s warehouse and snapshots whose bench mart holds at least ``rows`` rows."""
+    if work.exists():
+        shutil.rmtree(work)
+    home = copy_home(source, work / "home")
+    with duckdb.connect(str(home / "warehouse" / "build.duckdb"), read_only=True) as connection:
+        demo_rows = connection.execute(f"SELECT count(*) FROM {MARTS_SCHEMA}.bench_measurements").fetchone()[0]
+    if demo_rows == 0:
+        raise SystemExit("the demo's bench mart is empty: nothing to stream")
+    total = inflate_bench(home, max(1, math.ceil(rows / demo_rows)))
+    progress(f"bench mart: {demo_rows} demo rows repeated to {total}")
+    return home
+
+
+def record_responses(server: Server, paths: list[str], target: Path) -> dict[str, dict[str, str]]:
+    """GET each path from our server and save status, headers and body for the floor to replay."""
+    recorded: dict[str, dict] = {}
+    for path in paths:
+        reply = server.get(path, timeout=120)
+        if reply.status != 200:
+            raise SystemExit(f"{path} answered {reply.status}: {reply.body[:300]!r}")
+        headers = {k: v for k, v in reply.headers.items() if k not in UNREPLAYED_HEADERS}
+        recorded[path] = {"status": reply.status, "headers": headers, "body": base64.b64encode(reply.body).decode()}
+    target.write_text(json.dumps(recorded), encoding="utf-8")
+    return {path: r["headers"] for path, r in recorded.items()}
+
+
+def plan(operation_ids: list[str], rows: int, recorded_headers: dict[str, dict[str, str]]) -> list[Case]:
+    """Each operation once, the bench exports against the CSV floor in MB/s; with products, a 304."""
+    floor_csv = floor_csv_request(rows)
+    cases = []
+    for operation in (o for o in OPERATIONS if o.operation_id in operation_ids):
+        request = example_request(operation.operation_id, rows)
+        equivalent = datasette_site.EQUIVALENTS.get(operation.operation_id)
+        label = request.removeprefix("/api/public/")
+        if operation.operation_id in BENCH_OPERATIONS:
+            target = CSV_TARGET if operation.operation_id == "benchCsv" else JSONL_TARGET
+            cases.append(Case(label, request, floor_csv, equivalent, target, per_byte=True))
+        else:
+            target = ASK_TARGET if operation.operation_id == "ask" else JSON_TARGET
+            cases.append(Case(label, request, request, equivalent, target))
+    if "products" in operation_ids:
+        products = example_request("products", rows)
+        revalidate = {"If-None-Match": recorded_headers[products]["etag"]}
+        cases.append(Case("products.json, 304", products, products, None, REVALIDATION_TARGET, headers=revalidate))
+    return cases
+
+
+@contextmanager
+def floor_server(recorded: Path, snapshot: Path) -> Iterator[int]:
+    port = free_port()
+    argv = [sys.executable, "-m", "benchmarks.floor_app", "--port", str(port)]
+    argv += ["--recorded", str(recorded), "--snapshot", str(snapshot)]
+    with running(argv, port, "/api/public/capabilities.json"):
+        yield port
+
+
+@contextmanager
+def datasette_server(work: Path, venv: Path, snapshot: Path, rows: int) -> Iterator[int | None]:
+    """Datasette on a SQLite copy of the snapshot's tables; None (and why) when it cannot be installed."""
+    try:
+        command = datasette_site.ensure_datasette(venv, report=progress)
+    except (OSError, subprocess.CalledProcessError) as error:
+        progress(f"warning: Datasette could not be installed ({error}); its columns stay empty")
+        yield None
+        return
+    database = work / f"{datasette_site.DATABASE}.db"
+    datasette_site.export_to_sqlite(snapshot, database, datasette_site.tables())
+    port = free_port()
+    with running(datasette_site.datasette_command(command, database, port, rows), port, "/-/versions.json"):
+        yield port
+
+
+def measure(cases: list[Case], ports: dict[str, int | None], seconds: float, connections: int) -> list[Row]:
+    """wrk against each server in turn, operation by operation."""
+    rows = []
+    for number, case in enumerate(cases, 1):
+        progress(f"[{number}/{len(cases)}] {case.label}")
+        loads = {
+            server: run_wrk(f"http://127.0.0.1:{ports[server]}{request}", seconds, connections, case.headers)
+            for server, request in (("ours", case.ours), ("floor", case.floor), ("datasette", case.datasette))
+            if ports.get(server) is not None and request is not None
+        }
+        rows.append(Row(case, loads["ours"], loads["floor"], loads.get("datasette")))
+    return rows
+
+
+def _rate(row: Row, load: Load | None) -> str:
+    if load is None:
+        return "n/a"
+    unit = "MB/s" if row.case.per_byte else "req/s"
+    return f"{row.rate(load):,.0f} {unit}" if row.rate(load) >= 100 else f"{row.rate(load):.1f} {unit}"
+
+
+def _latency(load: Load | None) -> str:
+    return "n/a" if load is None else f"{load.p50_ms:.1f} / {load.p99_ms:.1f}"
+
+
+def throughput_table(rows: list[Row]) -> str:
+    header = [
+        "request",
+        "ours",
+        "p50 / p99 ms",
+        "floor",
+        "p50 / p99 ms",
+        "ours / floor",
+        "target",
+        "Datasette",
+        "p50 / p99 ms",
+        "ours / Datasette",
+    ]
+    body = []
+    for row in rows:
+        versus_datasette = "n/a"
+        if row.datasette is not None and row.rate(row.datasette):
+            versus_datasette = f"{row.rate(row.ours) / row.rate(row.datasette):.1f}x"
+        verdict = "met" if row.ratio >= row.case.target else "**missed**"
+        failures = sum(load.failures for load in (row.ours, row.floor, row.datasette) if load is not None)
+        body.append(
+            [
+                f"`{row.case.label}`" + (f" ({failures} failed)" if failures else ""),
+                _rate(row, row.ours),
+                _latency(row.ours),
+                _rate(row, row.floor),
+                _latency(row.floor),
+                f"{row.ratio:.2f}",
+                f"{row.case.target} ({verdict})",
+                _rate(row, row.datasette),
+                _latency(row.datasette),
+                versus_datasette,
+            ]
+        )
+    return markdown_table(header, body)
+
+
+def first_byte_table(measured: dict[str, list[float]]) -> str:
+    body = []
+    for label, timings in measured.items():
+        ordered = sorted(timings)
+        p99 = ordered[min(len(ordered) - 1, math.ceil(0.99 * len(ordered)) - 1)]
+        verdict = "met" if p99 < FIRST_BYTE_TARGET_MS else "**missed**"
+        body.append([label, f"{statistics.median(ordered):.2f}", f"{p99:.2f}", f"< {FIRST_BYTE_TARGET_MS} ({verdict})"])
+    return markdown_table(["first byte of", "p50 ms", "p99 ms", "target"], body)
+
+
+def memory_table(measured: dict[str, tuple[int, list[int]]], clients: int) -> str:
+    body = []
+    for label, (growth, received) in measured.items():
+        megabytes = growth / 2**20
+        verdict = "met" if megabytes < RSS_GROWTH_TARGET_MB else "**missed**"
+        target = f"< {RSS_GROWTH_TARGET_MB:g} ({verdict})"
+        body.append([label, clients, f"{min(received) / 1e6:.1f}", f"{megabytes:.1f}", target])
+    return markdown_table(["server, export", "clients at once", "MB each", "RSS growth MB", "target"], body, 1)
+
+
+def _ours(path: str) -> str:
+    return f"ours, `{path.removeprefix('/api/public/')}`"
+
+
+def run(args: argparse.Namespace) -> str:
+    """The whole benchmark; returns the report (Markdown)."""
+    wrk_command()  # fail early, with what to do, when wrk is missing
+    settings = load_settings()
+    if current_version(settings.snapshots_dir) is None:
+        raise SystemExit(f"no published snapshot under {settings.snapshots_dir}: run `make build` first")
+    work = settings.home / "bench" / "serving"
+    home = prepare_home(settings.home, work, args.rows)
+    snapshot = snapshot_path(home / "snapshots", current_version(home / "snapshots"))
+    recorded = work / "recorded.json"
+    with ExitStack() as servers:
+        ours = servers.enter_context(serving(home))
+        # Every operation is recorded: the floor answers its readiness probe from capabilities.json.
+        replayed = [o.operation_id for o in OPERATIONS if o.operation_id not in BENCH_OPERATIONS]
+        paths = [example_request(operation_id, args.rows) for operation_id in replayed]
+        headers = record_responses(ours, paths, recorded)
+        progress(f"recorded {len(paths)} responses of ours for the floor to replay")
+        ports: dict[str, int | None] = {
+            "ours": ours.port,
+            "floor": servers.enter_context(floor_server(recorded, snapshot)),
+            "datasette": None,
+        }
+        if not args.no_datasette:
+            venv = settings.home / "bench" / "datasette-venv"
+            ports["datasette"] = servers.enter_context(datasette_server(work, venv, snapshot, args.rows))
+        rows = measure(plan(args.operations, args.rows, headers), ports, args.seconds, args.connections)
+
+        exports = sorted(example_request(o, args.rows) for o in BENCH_OPERATIONS.intersection(args.operations))
+        progress("first byte of the bench exports, one request at a time")
+        first_bytes = {_ours(path): first_byte_ms(ours.port, path, FIRST_BYTE_ROUNDS) for path in exports}
+        if exports:
+            floor_csv = floor_csv_request(args.rows)
+            first_bytes["floor, CSV"] = first_byte_ms(ports["floor"], floor_csv, FIRST_BYTE_ROUNDS)
+        progress(f"memory while {args.clients} clients stream {args.rows} rows each")
+        memory = {_ours(path): peak_rss_growth(ours.process.pid, ours.port, [path], args.clients) for path in exports}
+
+    command = (
+        f"python -m benchmarks.serving --seconds {args.seconds:g} --connections {args.connections} "
+        f"--rows {args.rows} --clients {args.clients}"
+    ) + (f" --operations {','.join(args.operations)}" if args.operations != ALL_OPERATIONS else "")
+    return "\n\n".join(
+        [
+            f"Machine: {machine()}. Command: `{command}`. wrk {args.connections} connections on one thread, "
+            f"{args.seconds:g} s per server and request; each server one uvicorn worker (uvloop, httptools); "
+            "wrk and the server share the machine's cores.",
+            throughput_table(rows),
+            *([first_byte_table(first_bytes), memory_table(memory, args.clients)] if exports else []),
+        ]
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.serving", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--seconds", type=float, default=5, help="wrk's run per server and request (default 5)")
+    parser.add_argument("--connections", type=int, default=32, help="wrk's open connections (default 32)")
+    parser.add_argument("--rows", type=int, default=20_000, help="rows per bench export (default 20000)")
+    parser.add_argument("--clients", type=int, default=20, help="clients streaming at once, for memory (default 20)")
+    parser.add_argument(
+        "--operations",
+        type=operation_list,
+        default=ALL_OPERATIONS,
+        help="comma-separated operation ids to measure (default all: " + ",".join(ALL_OPERATIONS) + ")",
+    )
+    parser.add_argument("--no-datasette", action="store_true", help="leave Datasette out (no install, no columns)")
+    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
+    args = parser.parse_args()
+    if args.seconds <= 0 or args.connections < 1 or args.rows < 1 or args.clients < 1:
+        parser.error("--seconds, --connections, --rows and --clients must be positive")
+    report = run(args)
+    print(report)
+    if args.record:
+        progress(f"appended to {record('Serving: ours, the floor and Datasette', report)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,58 @@
+"""The serving benchmark still works: a tiny run end to end through wrk, our server and the floor.
+
+No timed assertion: only that every requested measurement comes back with figures and no failed
+request. (Datasette is left out here: installing it needs the package index.)
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from benchmarks.harness import copy_home
+from reuse_data.settings import PROJECT_ROOT
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("wrk") is None, reason="wrk is not installed: `make setup` installs Debian's wrk"
+)
+RATE = r"[\d,.]+ (req/s|MB/s)"
+
+
+def test_a_tiny_serving_benchmark_measures_every_requested_operation(demo_home: Path, tmp_path: Path):
+    home = copy_home(demo_home, tmp_path / "home")
+    argv = [sys.executable, "-m", "benchmarks.serving", "--seconds", "1", "--connections", "4", "--rows", "600"]
+    argv += ["--clients", "3", "--no-datasette", "--operations", "products,page,benchCsv,benchJsonl"]
+    environment = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    completed = subprocess.run(argv, cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, timeout=300)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    report = completed.stdout
+    labels = ["products.json", "page.json?path=/guides/start-here", "bench.jsonl?limit=600", "bench.csv?limit=600"]
+    for label in [*labels, "products.json, 304"]:
+        row = next((line for line in report.splitlines() if line.startswith(f"| `{label}` |")), None)
+        assert row is not None, f"no row for {label} in:\n{report}"
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert re.fullmatch(RATE, cells[1]) and re.fullmatch(RATE, cells[3]), row
+        assert float(cells[5]) > 0 and cells[7] == "n/a", row
+    assert "[5/5] products.json, 304" in completed.stderr
+    for export in labels[2:]:
+        assert re.search(rf"\| ours, `{re.escape(export)}` \| [\d.]+ \| [\d.]+ \|", report), report
+        assert re.search(rf"\| ours, `{re.escape(export)}` \| 3 \| [\d.]+ \| -?[\d.]+ \|", report), report
+    assert "| floor, CSV |" in report
+    assert (home / "bench" / "serving" / "recorded.json").exists()
+
+
+def test_a_wrong_operation_is_refused_with_the_valid_ones():
+    completed = subprocess.run(
+        [sys.executable, "-m", "benchmarks.serving", "--operations", "products,nope"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert completed.returncode == 2
+    assert "unknown ['nope']" in completed.stderr and "benchJsonl" in completed.stderr
