@@ -56,7 +56,7 @@ def confidence(score: float, best: float, first: bool) -> float:
     return min(round(score / best, 4), 0.9999)
 
 
-ANSWERS_KEPT = 4096  # per snapshot: distinct questions (with limit, lang and Accept-Language) kept answered
+ANSWERS_KEPT = 1024  # per snapshot: distinct questions (with limit, lang and Accept-Language) kept answered
 
 
 async def ask(request: Request) -> Response:

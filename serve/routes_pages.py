@@ -31,7 +31,7 @@ async def page(request: Request) -> Response:
     return cached(request, snapshot, document, key=f"page:{path}")
 
 
-CHANGE_DOCUMENTS_KEPT = 1024  # per snapshot: distinct `since` values whose documents are kept
+CHANGE_DOCUMENTS_KEPT = 64  # per snapshot: distinct `since` values whose documents (the size of the log) are kept
 
 
 async def changes(request: Request) -> Response:
