@@ -24,7 +24,7 @@ from pathlib import Path
 
 import duckdb
 
-from reuse_data.settings import PROJECT_ROOT
+from reuse_data.settings import PROJECT_ROOT, Settings, load_settings
 from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
 from warehouse.snapshots import publish
 
@@ -47,11 +47,11 @@ class Server:
 
     @property
     def store(self) -> Path:
-        return self.home / "snapshots"
+        return home_layout(self.home).snapshots_dir
 
     @property
     def warehouse(self) -> Path:
-        return self.home / "warehouse" / "build.duckdb"
+        return home_layout(self.home).warehouse_path
 
     def get(self, path: str, headers: dict[str, str] | None = None, timeout: float = 30) -> Reply:
         return self.send("GET", path, headers=headers, timeout=timeout)
@@ -165,19 +165,26 @@ def serving(
         yield Server(port, home, process)
 
 
+def home_layout(home: Path) -> Settings:
+    """Where a home keeps its warehouse and snapshots: the settings a server over ``home`` reads."""
+    return load_settings({"REUSE_DATA_HOME": str(home)})
+
+
 def copy_home(source: Path, target: Path) -> Path:
     """A second home with the same build warehouse and published snapshots."""
-    for part in ("warehouse", "snapshots"):
-        shutil.copytree(source / part, target / part)
-    (target / "dagster").mkdir(parents=True, exist_ok=True)
+    copied, copy = home_layout(source), home_layout(target)
+    shutil.copytree(copied.warehouse_path.parent, copy.warehouse_path.parent)
+    shutil.copytree(copied.snapshots_dir, copy.snapshots_dir)
+    copy.dagster_home.mkdir(parents=True, exist_ok=True)
     return target
 
 
 def inflate_bench(home: Path, copies: int) -> int:
     """Replace the home's warehouse with one whose bench mart holds ``copies`` times the demo's
     slots (distinct ids, same stream order within each copy) and publish it; returns the row count."""
-    demo = home / "warehouse" / "build.duckdb"
-    inflated = home / "warehouse" / "inflated.duckdb"
+    layout = home_layout(home)
+    demo = layout.warehouse_path
+    inflated = demo.with_name("inflated.duckdb")
     with duckdb.connect(str(inflated)) as connection:
         connection.execute(f"ATTACH '{demo}' AS demo (READ_ONLY)")
         connection.execute(f"CREATE SCHEMA {MARTS_SCHEMA}")
@@ -194,5 +201,5 @@ def inflate_bench(home: Path, copies: int) -> int:
                 connection.execute(f"CREATE TABLE {MARTS_SCHEMA}.{table} AS SELECT * FROM {source}")
         rows = connection.execute(f"SELECT count(*) FROM {MARTS_SCHEMA}.bench_measurements").fetchone()[0]
     inflated.replace(demo)
-    publish(home / "snapshots", demo)
+    publish(layout.snapshots_dir, demo)
     return rows

@@ -41,7 +41,7 @@ from pathlib import Path
 import duckdb
 
 from benchmarks import datasette_site
-from benchmarks.harness import Server, copy_home, free_port, inflate_bench, running, serving
+from benchmarks.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
 from benchmarks.load import Load, first_byte_ms, peak_rss_growth, run_wrk, wrk_command
 from benchmarks.results import machine, markdown_table, record
 from reuse_data.settings import load_settings
@@ -119,7 +119,7 @@ def prepare_home(source: Path, work: Path, rows: int) -> Path:
     if work.exists():
         shutil.rmtree(work)
     home = copy_home(source, work / "home")
-    with duckdb.connect(str(home / "warehouse" / "build.duckdb"), read_only=True) as connection:
+    with duckdb.connect(str(home_layout(home).warehouse_path), read_only=True) as connection:
         demo_rows = connection.execute(f"SELECT count(*) FROM {MARTS_SCHEMA}.bench_measurements").fetchone()[0]
     if demo_rows == 0:
         raise SystemExit("the demo's bench mart is empty: nothing to stream")
@@ -281,7 +281,8 @@ def run(args: argparse.Namespace) -> str:
         raise SystemExit(f"no published snapshot under {settings.snapshots_dir}: run `make build` first")
     work = settings.home / "bench" / "serving"
     home = prepare_home(settings.home, work, args.rows)
-    snapshot = snapshot_path(home / "snapshots", current_version(home / "snapshots"))
+    store = home_layout(home).snapshots_dir
+    snapshot = snapshot_path(store, current_version(store))
     recorded = work / "recorded.json"
     with ExitStack() as servers:
         ours = servers.enter_context(serving(home))
