@@ -25,6 +25,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+TOKEN_PREFIX = "rdt_"
+"""Starts every tester token: recognisable in a leaked log, and never read as a command-line option
+(a bare ``token_urlsafe`` may begin with ``-``)."""
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS testers (
     name TEXT PRIMARY KEY,
@@ -142,7 +146,7 @@ class IntakeStore:
 
     def add_tester(self, name: str) -> str:
         """Create a tester and return their token (shown once; only its hash is kept)."""
-        token = secrets.token_urlsafe(32)
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self._connect() as connection:
             if connection.execute("SELECT 1 FROM testers WHERE name = ?", (name,)).fetchone():
                 raise IntakeError(f"tester {name!r} already exists; revoke it first to issue a new token")

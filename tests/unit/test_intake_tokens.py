@@ -1,0 +1,23 @@
+"""Tester tokens: safe to pass on a command line, stored only as a hash."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reuse_data.cli import build_parser
+from reuse_data.intake_store import TOKEN_PREFIX, IntakeStore
+
+
+def test_tokens_carry_the_prefix_and_authenticate(tmp_path: Path):
+    store = IntakeStore(tmp_path)
+    tokens = [store.add_tester(f"Tester {n}") for n in range(50)]
+    assert all(token.startswith(TOKEN_PREFIX) for token in tokens)
+    assert len(set(tokens)) == len(tokens)
+    assert store.authenticate(tokens[7]) == "Tester 7"
+    assert store.authenticate(tokens[7].removeprefix(TOKEN_PREFIX)) is None
+
+
+def test_a_token_whose_random_part_starts_with_a_dash_parses_as_a_value():
+    token = TOKEN_PREFIX + "-F4oztvtE-3nEDkkp"  # the shape that broke `--token` before the prefix
+    args = build_parser().parse_args(["upload", "sheet.csv", "--token", token])
+    assert args.token == token
