@@ -11,14 +11,12 @@ import polars as pl
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Failure, MaterializeResult, MetadataValue, asset
 
 from pipelines.resources import InputsResource, WarehouseResource
-from reuse_data.bench_sheets import SHEET_COLUMNS, SHEET_SUFFIXES, SheetError, read_sheet
+from reuse_data.bench_sheets import SHEET_SUFFIXES, SheetError
 from reuse_data.editorial_export import EXPORT_TABLES, ExportError, ExportTable, read_export_table
 from reuse_data.input_problems import InputProblems
 from reuse_data.intake_store import IntakeStore
 from reuse_data.settings import load_settings
-
-RAW_SCHEMA = "raw"
-BENCH_TABLE = "bench_readings"
+from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA, SheetSource, folder_sources, load_bench_sheets
 
 
 def write_raw_table(warehouse: WarehouseResource, table: str, frame: pl.DataFrame) -> int:
@@ -42,54 +40,38 @@ def _failure(error: InputProblems) -> Failure:
 @asset(
     key=AssetKey([RAW_SCHEMA, BENCH_TABLE]),
     group_name="raw",
-    description="Every replicate row of every bench sheet (CSV and XLSX), as typed by the lab.",
+    description="Every replicate row of every bench sheet (CSV and XLSX), as typed by the lab. "
+    "Only new or changed sheets are read; rows of sheets that left the inputs are dropped.",
     kinds={"python", "duckdb"},
 )
 def raw_bench_readings(
     context: AssetExecutionContext, inputs: InputsResource, warehouse: WarehouseResource
 ) -> MaterializeResult:
-    bench_dir = inputs.root / "bench"
-    paths = sorted(p for p in bench_dir.glob("*") if p.suffix.lower() in SHEET_SUFFIXES) if bench_dir.exists() else []
-    frames: list[pl.DataFrame] = []
-    problems = []
-    for path in paths:
-        try:
-            frames.append(read_sheet(path, str(path.relative_to(inputs.root))))
-        except SheetError as error:
-            problems.extend(error.problems)
+    sources = folder_sources(inputs.root / "bench", inputs.root, SHEET_SUFFIXES)
     # Sheets testers uploaded through the intake, withdrawn ones too (their slots become retest).
     intake = IntakeStore(load_settings().home)
     receipts = intake.receipts()
-    for receipt in receipts:
-        try:
-            frame = read_sheet(intake.sheet_path(receipt), f"intake/{receipt.id}")
-        except SheetError as error:
-            problems.extend(error.problems)
-            continue
-        frames.append(
-            frame.with_columns(
-                pl.lit(receipt.id).alias("_receipt_id"), pl.lit(receipt.status == "withdrawn").alias("_withdrawn")
-            )
-        )
-    if problems:
-        raise _failure(SheetError(problems))
-    empty = pl.DataFrame(
-        schema={
-            "_source_row": pl.Int64,
-            **{c: pl.String for c in SHEET_COLUMNS},
-            "_source_file": pl.String,
-            "_source_sheet": pl.String,
-            "_source_sha256": pl.String,
-            "_receipt_id": pl.String,
-            "_withdrawn": pl.Boolean,
-        }
+    sources += [
+        SheetSource(intake.sheet_path(r), f"intake/{r.id}", r.sha256, r.id, r.status == "withdrawn") for r in receipts
+    ]
+    try:
+        with warehouse.connect() as connection:
+            outcome = load_bench_sheets(connection, sources, progress=context.log.info)
+    except SheetError as error:
+        raise _failure(error) from error
+    context.log.info(
+        f"{outcome.rows} readings from {outcome.sheets} sheets ({len(receipts)} from the intake): "
+        f"{outcome.sheets_read} read, {outcome.sheets_dropped} dropped, {outcome.rows_added} rows added"
     )
-    frame = pl.concat([empty, *frames], how="diagonal_relaxed") if frames else empty
-    frame = frame.with_columns(pl.col("_withdrawn").fill_null(False))
-    rows = write_raw_table(warehouse, BENCH_TABLE, frame)
-    context.log.info(f"ingested {rows} readings from {len(paths)} sheets and {len(receipts)} intake receipts")
     return MaterializeResult(
-        metadata={"dagster/row_count": rows, "sheets": len(paths), "intake_receipts": len(receipts)}
+        metadata={
+            "dagster/row_count": outcome.rows,
+            "sheets": outcome.sheets,
+            "intake_receipts": len(receipts),
+            "sheets_read": outcome.sheets_read,
+            "sheets_dropped": outcome.sheets_dropped,
+            "rows_added": outcome.rows_added,
+        }
     )
 
 

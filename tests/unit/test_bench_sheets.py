@@ -1,11 +1,22 @@
 """Reading bench sheets: dirty but valid sheets pass as typed, broken ones name every bad cell."""
 
+import itertools
 from pathlib import Path
 
+import polars as pl
 import pytest
 from openpyxl import Workbook
 
-from reuse_data.bench_sheets import SheetError, parse_reading, parse_sheet_date, read_sheet
+from reuse_data.bench_sheets import (
+    SHEET_COLUMNS,
+    SHEET_ROW_SCHEMA,
+    SheetError,
+    check_row,
+    check_rows,
+    parse_reading,
+    parse_sheet_date,
+    read_sheet,
+)
 
 HEADER = "product,protocol,sample,reading,unit,tester,date,notes\n"
 
@@ -37,6 +48,8 @@ def test_parse_reading(text, expected):
         (" 2026-05-01", "2026-05-01"),
         ("01/05/2026", None),
         ("2026-13-01", None),
+        ("2026-02-29", None),
+        ("2028-02-29", "2028-02-29"),
         ("yesterday", None),
     ],
 )
@@ -107,3 +120,49 @@ def test_a_file_that_is_not_a_spreadsheet_is_reported(tmp_path: Path):
     path.write_bytes(b"not a zip file")
     with pytest.raises(SheetError, match="unreadable sheet"):
         read_sheet(path, "bench/fake.xlsx")
+
+
+def test_the_vectorised_check_finds_exactly_what_the_row_check_finds():
+    """check_rows skips rows its patterns call clean; none of them may hide a problem."""
+    readings = [
+        "\x1c",
+        "\u2003",
+        "71.4",
+        " 71,4 ",
+        "71",
+        "-0.5",
+        ",5",
+        "5.",
+        "+3",
+        "7\u00a01",
+        "٣",
+        "1e3",
+        "abc",
+        "",
+        None,
+    ]
+    samples = ["1", "007", "0", "-1", "²", "1.0", " 2 ", ""]
+    dates = ["2026-05-01", "2026-05-01 00:00:00", "2026-05-01T00:00:00.000", "2026-02-31", "2026-13-01", "01/05/2026"]
+    rows = [
+        {
+            "product": "p",
+            "protocol": "q",
+            "sample": sample,
+            "reading": reading,
+            "unit": "°C",
+            "tester": "t",
+            "date": date,
+            "notes": None,
+        }
+        for reading, sample, date in itertools.product(readings, samples, dates)
+    ]
+    rows.append(dict.fromkeys(SHEET_COLUMNS, " "))  # blank lines, which are skipped
+    rows.append(dict.fromkeys(SHEET_COLUMNS, "\x1c"))
+    rows.append({**rows[0], "tester": "  "})
+    provenance = {"_source_file": "f.csv", "_source_sheet": None, "_source_sha256": "0" * 64}
+    lines = [{"_source_row": index + 2, **row, **provenance} for index, row in enumerate(rows)]
+    expected = [problem for line in lines for problem in check_row(line, line["_source_row"], "f.csv", None)]
+    kept, found = check_rows(pl.DataFrame(lines, schema=SHEET_ROW_SCHEMA))
+    assert found == expected
+    assert kept.height == len(rows) - 2
+    assert len(expected) > len(rows) // 2  # the grid is mostly broken rows, so the test has teeth

@@ -1,5 +1,10 @@
 -- Bench readings normalised: slugs and names trimmed and lower-cased, decimal commas read,
 -- units converted to the protocol's unit, and a replicate exported twice counted once.
+-- A table, unlike the other staging models: it is the one staging model that grows with the
+-- lab (millions of rows), and its eight data tests and three consumers would otherwise each
+-- re-run the deduplicating window over every raw row.
+{{ config(materialized='table') }}
+
 with source as (
     select * from {{ source('raw', 'bench_readings') }}
 ),
@@ -9,7 +14,8 @@ cleaned as (
         lower(trim(product)) as product_slug,
         lower(trim(protocol)) as protocol_slug,
         cast(trim(sample) as integer) as sample_number,
-        cast(replace(trim(reading), ',', '.') as double) as raw_reading,
+        -- As parse_reading reads it: non-breaking spaces (a thousands separator) dropped, decimal comma.
+        cast(replace(replace(trim(reading), chr(160), ''), ',', '.') as double) as raw_reading,
         trim(unit) as raw_unit,
         regexp_replace(trim(tester), '\s+', ' ', 'g') as tester_name,
         cast(left(trim("date"), 10) as date) as tested_on,
