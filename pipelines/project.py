@@ -7,6 +7,7 @@ them (`reuse-data build`, `dagster dev`, or the daemon's code server on a fresh 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import sys
 from collections.abc import Callable
@@ -30,13 +31,25 @@ dbt_project = DbtProject(
 )
 
 
+def project_files(project_dir: Path) -> list[Path]:
+    """The files of the dbt project (models, seeds, macros, configuration), not dbt's own output."""
+    return sorted(p for p in project_dir.rglob("*") if p.is_file() and not {"target", "logs"} & set(p.parts))
+
+
 def manifest_is_stale(manifest: Path, project_dir: Path) -> bool:
     """Whether dbt must parse again: no manifest yet, or a project file changed since it was written."""
     if not manifest.exists():
         return True
     written = manifest.stat().st_mtime
-    sources = (p for p in project_dir.rglob("*") if p.is_file() and not {"target", "logs"} & set(p.parts))
-    return any(p.stat().st_mtime > written for p in sources)
+    return any(p.stat().st_mtime > written for p in project_files(project_dir))
+
+
+def project_fingerprint(project_dir: Path) -> str:
+    """A digest of every project file's path and content: equal fingerprints, equal SQL."""
+    digest = hashlib.sha256()
+    for path in project_files(project_dir):
+        digest.update(str(path.relative_to(project_dir)).encode() + b"\0" + path.read_bytes() + b"\0")
+    return digest.hexdigest()
 
 
 def prepare_manifest(report: Callable[[str], None]) -> None:

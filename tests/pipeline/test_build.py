@@ -27,6 +27,7 @@ import duckdb
 import pytest
 from openpyxl import load_workbook
 
+from reuse_data.settings import load_settings
 from tests.conftest import PROJECT_ROOT, copy_demo, run_cli
 from warehouse.snapshots import current_version, open_snapshot, versions
 
@@ -321,6 +322,27 @@ def test_editing_one_sheet_moves_exactly_the_affected_product(history: History):
     expected = recompute_overall_ratings(history.inputs)[EDITED_PRODUCT]
     rating = history.query(2, f"SELECT overall_rating FROM products WHERE product_slug = '{EDITED_PRODUCT}'")[0][0]
     assert rating == pytest.approx(expected, abs=0.051)
+
+
+def test_incremental_bench_readings_equal_a_full_refresh(history: History, tmp_path: Path):
+    """After the edited sheet's incremental build, a from-scratch rebuild of the model agrees row for row."""
+    incremental = load_settings({"REUSE_DATA_HOME": str(history.home)}).warehouse_path
+    full = tmp_path / "full.duckdb"
+    shutil.copy(incremental, full)
+    project = str(PROJECT_ROOT / "sql")
+    dbt = [str(Path(sys.executable).with_name("dbt")), "run", "--full-refresh", "--select", "stg_bench_readings"]
+    dbt += ["--project-dir", project, "--profiles-dir", project, "--target-path", str(tmp_path / "target")]
+    done = subprocess.run(dbt, env={**os.environ, "REUSE_DATA_WAREHOUSE": str(full)}, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout[-3000:]
+    with duckdb.connect(str(full)) as connection:
+        connection.execute(f"ATTACH '{incremental}' AS incremental (READ_ONLY)")
+        ours, theirs = "staging.stg_bench_readings", "incremental.staging.stg_bench_readings"
+        rows, differing = connection.execute(
+            f"SELECT (SELECT count(*) FROM {ours}), count(*) FROM ("
+            f"(SELECT * FROM {ours} EXCEPT ALL SELECT * FROM {theirs}) UNION ALL "
+            f"(SELECT * FROM {theirs} EXCEPT ALL SELECT * FROM {ours}))"
+        ).fetchall()[0]
+    assert rows > 2000 and differing == 0
 
 
 # --- failures publish nothing -----------------------------------------------------------

@@ -1,13 +1,62 @@
 -- Bench readings normalised: slugs and names trimmed and lower-cased, decimal commas read,
 -- units converted to the protocol's unit, and a replicate exported twice counted once.
--- A table, unlike the other staging models: it is the one staging model that grows with the
--- lab (millions of rows), and its eight data tests and three consumers would otherwise each
--- re-run the deduplicating window over every raw row.
-{{ config(materialized='table') }}
+--
+-- Unlike the other staging models this one is stored, and incrementally: it is the one that
+-- grows with the lab (millions of rows). A build recomputes only the slots (product, protocol)
+-- that a new, changed, removed or withdrawn sheet touches: delete+insert by slot replaces every
+-- row of those slots, and the post-hook drops the rows of sheets no longer in the raw table
+-- (a slot whose every sheet left). Deduplication partitions within a slot, so a slot's rows
+-- depend on that slot's raw rows only. A change to the dbt project rebuilds it in full (the
+-- build passes --full-refresh when the project's fingerprint changed).
+{{
+    config(
+        materialized='incremental',
+        incremental_strategy='delete+insert',
+        unique_key=['product_slug', 'protocol_slug'],
+        post_hook="
+            delete from {{ this }} as held
+            where not exists (
+                select 1 from {{ source('raw', 'bench_readings') }} as raw
+                where raw._source_file = held.source_file and raw._source_sha256 = held.source_sha256
+            )
+        ",
+    )
+}}
 
 with source as (
     select * from {{ source('raw', 'bench_readings') }}
 ),
+
+{% if is_incremental() %}
+raw_sheets as (
+    select distinct
+        _source_file as source_file, _source_sha256 as source_sha256, coalesce(_withdrawn, false) as withdrawn
+    from source
+),
+
+held_sheets as (
+    select distinct source_file, source_sha256, withdrawn from {{ this }}
+),
+
+-- Materialised: referenced twice, and inlined each would scan every reading again.
+changed_sheets as materialized (
+    (select * from raw_sheets except select * from held_sheets)
+    union
+    (select * from held_sheets except select * from raw_sheets)
+),
+
+touched_slots as materialized (
+    select distinct lower(trim(source.product)) as product_slug, lower(trim(source.protocol)) as protocol_slug
+    from source
+    semi join changed_sheets
+        on changed_sheets.source_file = source._source_file and changed_sheets.source_sha256 = source._source_sha256
+    union
+    select distinct held.product_slug, held.protocol_slug
+    from {{ this }} as held
+    semi join changed_sheets
+        on changed_sheets.source_file = held.source_file and changed_sheets.source_sha256 = held.source_sha256
+),
+{% endif %}
 
 cleaned as (
     select
@@ -27,6 +76,11 @@ cleaned as (
         _receipt_id as receipt_id,
         coalesce(_withdrawn, false) as withdrawn
     from source
+    {% if is_incremental() %}
+    semi join touched_slots
+        on touched_slots.product_slug = lower(trim(source.product))
+        and touched_slots.protocol_slug = lower(trim(source.protocol))
+    {% endif %}
 ),
 
 converted as (
