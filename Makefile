@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup tools build run dev test lint bench bench-ask lock clean
+.PHONY: help setup tools build run dev test lint bench bench-scale bench-ask lock clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-8s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
 
 setup: $(STAMP) tools  ## create .venv, install the pinned dependencies, and Chromium and wrk when missing
 
@@ -51,6 +51,9 @@ lint: setup  ## ruff: lint rules and formatting
 
 bench: build  ## serving benchmark: every operation against the floor and Datasette, into RESULTS.md
 	$(BIN)/python -m benchmarks.serving --record $(BENCH_ARGS)
+
+bench-scale: setup  ## pipeline scale: builds of 10k-1M readings beside DuckDB's bare read, into RESULTS.md
+	$(BIN)/python -m benchmarks.pipeline_scale --record $(SCALE_ARGS)
 
 bench-ask: build  ## ask engine: accuracy per language and latency, against a flat BM25 baseline
 	$(BIN)/python benchmarks/ask_engine.py

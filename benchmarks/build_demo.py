@@ -23,12 +23,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+from benchmarks.harness import measured_run  # noqa: E402
 from benchmarks.results import machine, record  # noqa: E402
 
 DEMO_PRODUCTS, DEMO_MEASUREMENTS = 96, 2400
@@ -43,25 +43,8 @@ class Measurement:
 
 
 def measure(label: str, command: list[str], env: dict[str, str], note: str = "") -> Measurement:
-    """Run ``command`` in a fresh child process and measure wall time and peak RSS of its tree."""
-    probe = [
-        sys.executable,
-        "-c",
-        "import resource, subprocess, sys, json;"
-        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode;"
-        "usage = max(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, 0);"
-        "print(json.dumps({'code': code, 'maxrss_kb': usage}))",
-        *command,
-    ]
-    started = time.perf_counter()
-    completed = subprocess.run(probe, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
-    seconds = time.perf_counter() - started
-    import json
-
-    result = json.loads(completed.stdout.strip().splitlines()[-1])
-    if result["code"] != 0:
-        raise SystemExit(f"{label}: `{' '.join(command)}` exited {result['code']}\n{completed.stderr[-2000:]}")
-    return Measurement(label, seconds, result["maxrss_kb"] / 1024, note)
+    run = measured_run(command, env)
+    return Measurement(label, run.seconds, run.peak_mb, note)
 
 
 def environment(home: Path, inputs: Path) -> dict[str, str]:

@@ -112,6 +112,37 @@ def _children(pid: int) -> list[int]:
         return []
 
 
+@dataclass(frozen=True)
+class MeasuredRun:
+    seconds: float
+    peak_mb: float  # the largest resident set of the command or any of its children
+
+
+def measured_run(command: list[str], env: dict[str, str]) -> MeasuredRun:
+    """Run ``command`` in a fresh child process; its wall time and the peak RSS of its process tree.
+
+    A probe process runs the command and reads ``RUSAGE_CHILDREN``, which covers the command
+    and every descendant it waited for (dbt runs as a child of a build). Raises SystemExit with
+    the end of the command's output when it fails.
+    """
+    probe = [
+        sys.executable,
+        "-c",
+        "import resource, subprocess, sys, json;"
+        "code = subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL).returncode;"
+        "usage = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss;"
+        "print(json.dumps({'code': code, 'maxrss_kb': usage}))",
+        *command,
+    ]
+    started = time.perf_counter()
+    completed = subprocess.run(probe, env=env, cwd=PROJECT_ROOT, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    result = json.loads(completed.stdout.strip().splitlines()[-1])
+    if result["code"] != 0:
+        raise SystemExit(f"`{' '.join(command)}` exited {result['code']}\n{completed.stderr[-2000:]}")
+    return MeasuredRun(seconds, result["maxrss_kb"] / 1024)
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))

@@ -1,0 +1,297 @@
+"""Pipeline scale: `reuse-data build` on synthetic publishers of 10k to 10M bench measurements.
+
+For each size, `reuse-data demo generate` writes a publisher with that many bench readings
+and one product per ``READINGS_PER_PRODUCT`` readings (the editorial export is the demo's),
+then in a fresh home:
+
+- build: wall time and peak memory (the build process and every child, dbt included) of
+  `reuse-data build`: ingest, every dbt model and test, snapshot, publish;
+- floor: DuckDB alone reading the same raw CSV files into a table, every cell as text, the
+  files grouped by delimiter and the delimiter given (the fastest bare read; the one XLSX
+  workbook is left out, DuckDB cannot read it offline). The ratio build/floor is the figure
+  that counts: absolute times drift on shared machines;
+- snapshot: the size of the published DuckDB file;
+- first byte: of ``bench.jsonl?product=…`` (one product's slots) from that snapshot, on a
+  fresh `reuse-data serve`, median and worst of ``FIRST_BYTE_ROUNDS`` requests;
+- incremental: one tester uploads one sheet through a real intake (`reuse-data upload`),
+  then `reuse-data build` runs (what the intake sensor's run does): seconds from the upload
+  to the new snapshot, and how many sheets that build read.
+
+Targets (issue 6): growth near linear (10M no more than 12 times 1M), 10M built in under
+4 minutes with peak memory under 6 GB, first byte under 100 ms, incremental under a minute.
+
+Generated inputs are kept under ``$REUSE_DATA_HOME/bench/pipeline/`` and reused when their
+size and seed match (10M takes minutes to write); the homes are rebuilt every run.
+
+    python -m benchmarks.pipeline_scale [--sizes 10k,100k,1M,10M] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from benchmarks.harness import home_layout, measured_run, serving
+from benchmarks.load import first_byte_ms
+from benchmarks.results import machine, markdown_table, record
+from reuse_data.bench_sheets import SHEET_COLUMNS, csv_separator
+from reuse_data.intake_store import IntakeStore
+from reuse_data.settings import PROJECT_ROOT, load_settings
+from warehouse.snapshots import current_version, snapshot_path
+
+READINGS_PER_PRODUCT = 100
+SEED = 2026
+FIRST_BYTE_ROUNDS = 20
+GROWTH_TARGET, BUILD_TARGET_S, MEMORY_TARGET_MB = 12.0, 240.0, 6144.0
+FIRST_BYTE_TARGET_MS, INCREMENTAL_TARGET_S = 100.0, 60.0
+CLI = [sys.executable, "-m", "reuse_data.cli"]
+
+
+@dataclass
+class ScaleRun:
+    measurements: int
+    products: int
+    rows_ingested: int
+    floor_s: float
+    build_s: float
+    peak_mb: float
+    snapshot_mb: float
+    first_byte_p50_ms: float
+    first_byte_max_ms: float
+    upload_s: float
+    incremental_s: float
+    incremental_sheets_read: int
+
+
+def parse_size(text: str) -> int:
+    """'10k' → 10_000, '1M' → 1_000_000, '2500' → 2500."""
+    multiplier = {"k": 1_000, "m": 1_000_000}.get(text[-1].lower(), 1)
+    return int(float(text[:-1] if multiplier > 1 else text) * multiplier)
+
+
+def size_label(size: int) -> str:
+    for unit, divisor in (("M", 1_000_000), ("k", 1_000)):
+        if size >= divisor and size % divisor == 0:
+            return f"{size // divisor}{unit}"
+    return str(size)
+
+
+def generated_inputs(folder: Path, measurements: int) -> Path:
+    """The publisher of ``measurements`` readings under ``folder``, generated unless already there."""
+    products = max(13, measurements // READINGS_PER_PRODUCT)
+    inputs = folder / f"inputs-{size_label(measurements)}"
+    stamp = inputs / "generated.json"
+    wanted = {"products": products, "measurements": measurements, "seed": SEED}
+    if stamp.exists() and json.loads(stamp.read_text()) == wanted:
+        return inputs
+    print(f"generating {size_label(measurements)} readings and {products} products in {inputs} …", flush=True)
+    shutil.rmtree(inputs, ignore_errors=True)
+    arguments = ["--products", str(products), "--measurements", str(measurements), "--seed", str(SEED)]
+    subprocess.run([*CLI, "demo", "generate", *arguments, "--out", str(inputs)], cwd=PROJECT_ROOT, check=True)
+    stamp.write_text(json.dumps(wanted))
+    return inputs
+
+
+def duckdb_floor(inputs: Path) -> tuple[float, int]:
+    """Seconds for bare DuckDB to read every CSV sheet into a table, and the rows it read."""
+    groups: dict[str, list[str]] = {}
+    for path in sorted((inputs / "bench").glob("*.csv")):
+        groups.setdefault(csv_separator(path), []).append(str(path))
+    started = time.perf_counter()
+    with duckdb.connect() as connection:
+        for number, (separator, files) in enumerate(groups.items()):
+            connection.execute(
+                f"CREATE TABLE sheets_{number} AS SELECT * FROM read_csv(?, delim = ?, header = true, "
+                "all_varchar = true, filename = true)",
+                [files, separator],
+            )
+        seconds = time.perf_counter() - started
+        rows = sum(connection.execute(f"SELECT count(*) FROM sheets_{n}").fetchall()[0][0] for n in range(len(groups)))
+    return seconds, rows
+
+
+def environment(home: Path, inputs: Path) -> dict[str, str]:
+    layout = load_settings({"REUSE_DATA_HOME": str(home), "REUSE_DATA_INPUTS": str(inputs)})
+    return {
+        **os.environ,
+        "REUSE_DATA_HOME": str(home),
+        "REUSE_DATA_INPUTS": str(inputs),
+        "DAGSTER_HOME": str(layout.dagster_home),
+        "REUSE_DATA_WAREHOUSE": str(layout.warehouse_path),
+    }
+
+
+def published_snapshot(home: Path) -> Path:
+    store = home_layout(home).snapshots_dir
+    return snapshot_path(store, current_version(store))
+
+
+def one_new_sheet(snapshot: Path, folder: Path) -> tuple[Path, str]:
+    """A sheet a tester would upload: the replicates of one pending slot, within the protocol's
+    plausible range and dated today; and the tester's name."""
+    with duckdb.connect(str(snapshot), read_only=True) as connection:
+        [(product, protocol, unit, low, high, samples)] = connection.execute(
+            "SELECT m.product_slug, m.protocol_slug, p.unit, p.plausible_min, p.plausible_max, p.sample_size "
+            "FROM bench_measurements AS m JOIN protocols AS p USING (protocol_slug) "
+            "ORDER BY m.status = 'pending' DESC, m.stream_position LIMIT 1"
+        ).fetchall()
+        [(tester,)] = connection.execute("SELECT person_name FROM people WHERE is_tester LIMIT 1").fetchall()
+    today = dt.datetime.now(dt.UTC).date().isoformat()
+    rows = [
+        f"{product},{protocol},{n},{low + (high - low) * (0.4 + n / 100):.1f},{unit},{tester},{today},"
+        for n in range(1, samples + 1)
+    ]
+    path = folder / "benchmark-session.csv"
+    path.write_text(",".join(SHEET_COLUMNS) + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
+    return path, tester
+
+
+def last_build_sheets_read(home: Path) -> int:
+    """How many sheets the newest build's ingest read (from its Dagster metadata)."""
+    from dagster import AssetKey, DagsterInstance
+    from dagster._core.instance.ref import InstanceRef
+
+    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home_layout(home).dagster_home))) as instance:
+        event = instance.get_latest_materialization_event(AssetKey(["raw", "bench_readings"]))
+    return int(event.asset_materialization.metadata["sheets_read"].value)
+
+
+def run_size(folder: Path, measurements: int) -> ScaleRun:
+    label = size_label(measurements)
+    inputs = generated_inputs(folder, measurements)
+    products = json.loads((inputs / "generated.json").read_text())["products"]
+    floor_s, rows = duckdb_floor(inputs)
+    print(f"{label}: DuckDB reads the {rows} CSV rows in {floor_s:.1f} s; building …", flush=True)
+    home = folder / f"home-{label}"
+    shutil.rmtree(home, ignore_errors=True)
+    env = environment(home, inputs)
+    build = measured_run([*CLI, "build"], env)
+    snapshot = published_snapshot(home)
+    print(f"{label}: built in {build.seconds:.1f} s, peak {build.peak_mb:.0f} MB", flush=True)
+    with serving(home) as server:
+        product = snapshot_first_product(snapshot)
+        timings = first_byte_ms(server.port, f"/api/public/bench.jsonl?product={product}", FIRST_BYTE_ROUNDS)
+    sheet, tester = one_new_sheet(snapshot, folder)
+    token = IntakeStore(home).add_tester(tester)
+    with serving(home, command="intake", ready="/") as intake:
+        started = time.perf_counter()
+        upload = [*CLI, "upload", str(sheet), "--url", f"http://127.0.0.1:{intake.port}", "--token", token]
+        subprocess.run(upload, env=env, cwd=PROJECT_ROOT, check=True, stdout=subprocess.DEVNULL)
+        upload_s = time.perf_counter() - started
+    rebuild = measured_run([*CLI, "build"], env)
+    print(f"{label}: one uploaded sheet published in {upload_s + rebuild.seconds:.1f} s", flush=True)
+    return ScaleRun(
+        measurements=measurements,
+        products=products,
+        rows_ingested=rows,
+        floor_s=floor_s,
+        build_s=build.seconds,
+        peak_mb=build.peak_mb,
+        snapshot_mb=snapshot.stat().st_size / 2**20,
+        first_byte_p50_ms=statistics.median(timings),
+        first_byte_max_ms=max(timings),
+        upload_s=upload_s,
+        incremental_s=upload_s + rebuild.seconds,
+        incremental_sheets_read=last_build_sheets_read(home),
+    )
+
+
+def snapshot_first_product(snapshot: Path) -> str:
+    with duckdb.connect(str(snapshot), read_only=True) as connection:
+        return connection.execute("SELECT product_slug FROM products ORDER BY product_slug LIMIT 1").fetchall()[0][0]
+
+
+def report(runs: list[ScaleRun]) -> str:
+    header = [
+        "readings",
+        "products",
+        "DuckDB floor (s)",
+        "build (s)",
+        "build / floor",
+        "growth (time / size)",
+        "peak RSS (MB)",
+        "snapshot (MB)",
+        "first byte p50 / max (ms)",
+        "upload → published (s)",
+        "sheets re-read",
+    ]
+    rows = []
+    for index, run in enumerate(runs):
+        growth = "—"
+        if index:
+            previous = runs[index - 1]
+            growth = f"{run.build_s / previous.build_s:.1f}x / {run.measurements / previous.measurements:.0f}x"
+        rows.append(
+            [
+                size_label(run.measurements),
+                run.products,
+                f"{run.floor_s:.1f}",
+                f"{run.build_s:.1f}",
+                f"{run.build_s / run.floor_s:.1f}",
+                growth,
+                f"{run.peak_mb:.0f}",
+                f"{run.snapshot_mb:.0f}",
+                f"{run.first_byte_p50_ms:.0f} / {run.first_byte_max_ms:.0f}",
+                f"{run.incremental_s:.1f}",
+                run.incremental_sheets_read,
+            ]
+        )
+    return markdown_table(header, rows, text_columns=1) + "\n\n" + verdicts(runs)
+
+
+def verdicts(runs: list[ScaleRun]) -> str:
+    """Each target of the issue against the largest run that bears on it."""
+    by_size = {run.measurements: run for run in runs}
+    largest = runs[-1]
+    lines = []
+    if 1_000_000 in by_size and 10_000_000 in by_size:
+        growth = by_size[10_000_000].build_s / by_size[1_000_000].build_s
+        lines.append(f"- 10M / 1M build time: {growth:.1f}x (target at most {GROWTH_TARGET:.0f}x)")
+    label = size_label(largest.measurements)
+    lines += [
+        f"- {label}: built in {largest.build_s:.0f} s (target for 10M: under {BUILD_TARGET_S:.0f} s), "
+        f"peak {largest.peak_mb:.0f} MB (target under {MEMORY_TARGET_MB:.0f} MB)",
+        f"- {label}: first byte of a filtered bench.jsonl at most {largest.first_byte_max_ms:.0f} ms "
+        f"(target under {FIRST_BYTE_TARGET_MS:.0f} ms)",
+        f"- {label}: one uploaded sheet published {largest.incremental_s:.0f} s after the upload began "
+        f"(target under {INCREMENTAL_TARGET_S:.0f} s; the intake sensor's tick, up to 30 s, comes on top)",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.pipeline_scale",
+        description=__doc__.split("\n\n")[0],
+        epilog="Sizes accept k and M suffixes. 10M needs about 10 minutes to generate the first time.",
+    )
+    parser.add_argument("--sizes", default="10k,100k,1M", help="bench readings per run (default 10k,100k,1M)")
+    parser.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
+    args = parser.parse_args(argv)
+    sizes = sorted(parse_size(size) for size in args.sizes.split(","))
+    folder = load_settings().home / "bench" / "pipeline"
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = [run_size(folder, size) for size in sizes]
+    body = (
+        f"Machine: {machine()}. Command: `python -m benchmarks.pipeline_scale --sizes {args.sizes}`. "
+        f"One product per {READINGS_PER_PRODUCT} readings.\n\n{report(runs)}\n"
+    )
+    print(body)
+    if args.record:
+        print(f"appended to {record('Pipeline scale', body)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
