@@ -45,6 +45,7 @@ import duckdb
 from benchmarks.harness import home_layout, measured_run, serving
 from benchmarks.load import first_byte_ms
 from benchmarks.results import machine, markdown_table, record
+from pipelines.build import latest_materialization_metadata
 from reuse_data.bench_sheets import SHEET_COLUMNS, csv_separator
 from reuse_data.intake_store import IntakeStore
 from reuse_data.settings import PROJECT_ROOT, load_settings
@@ -159,12 +160,8 @@ def one_new_sheet(snapshot: Path, folder: Path) -> tuple[Path, str]:
 
 def last_build_sheets_read(home: Path) -> int:
     """How many sheets the newest build's ingest read (from its Dagster metadata)."""
-    from dagster import AssetKey, DagsterInstance
-    from dagster._core.instance.ref import InstanceRef
-
-    with DagsterInstance.from_ref(InstanceRef.from_dir(str(home_layout(home).dagster_home))) as instance:
-        event = instance.get_latest_materialization_event(AssetKey(["raw", "bench_readings"]))
-    return int(event.asset_materialization.metadata["sheets_read"].value)
+    metadata = latest_materialization_metadata(home_layout(home).dagster_home, ["raw", "bench_readings"])
+    return int(metadata["sheets_read"])
 
 
 def run_size(folder: Path, measurements: int) -> ScaleRun:
@@ -265,7 +262,7 @@ def verdicts(runs: list[ScaleRun]) -> str:
         f"- {label}: first byte of a filtered bench.jsonl at most {largest.first_byte_max_ms:.0f} ms "
         f"(target under {FIRST_BYTE_TARGET_MS:.0f} ms)",
         f"- {label}: one uploaded sheet published {largest.incremental_s:.0f} s after the upload began "
-        f"(target under {INCREMENTAL_TARGET_S:.0f} s; the intake sensor's tick, up to 30 s, comes on top)",
+        f"(target under {INCREMENTAL_TARGET_S:.0f} s; the intake sensor's tick, up to 10 s, comes on top)",
     ]
     return "\n".join(lines)
 
@@ -282,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     sizes = sorted(parse_size(size) for size in args.sizes.split(","))
     folder = load_settings().home / "bench" / "pipeline"
     folder.mkdir(parents=True, exist_ok=True)
+    # dbt parses a changed project once; done here, no size's build is charged for it.
+    subprocess.run([sys.executable, "-c", "import pipelines.project"], cwd=PROJECT_ROOT, check=True)
     runs = [run_size(folder, size) for size in sizes]
     body = (
         f"Machine: {machine()}. Command: `python -m benchmarks.pipeline_scale --sizes {args.sizes}`. "

@@ -165,3 +165,15 @@ def _follow(instance, run_id: str, execute: Callable[[], None], report: Callable
         time.sleep(POLL_SECONDS)
     worker.join()
     return outcome
+
+
+def latest_materialization_metadata(dagster_home: Path, asset_key: list[str]) -> dict[str, object]:
+    """The metadata of an asset's newest materialisation in the Dagster instance at ``dagster_home``
+    (values unwrapped), or an empty dict when it was never materialised."""
+    from dagster import AssetKey, DagsterInstance
+
+    with DagsterInstance.from_config(str(dagster_home)) as instance:
+        event = instance.get_latest_materialization_event(AssetKey(asset_key))
+    if event is None or event.asset_materialization is None:
+        return {}
+    return {name: entry.value for name, entry in event.asset_materialization.metadata.items()}

@@ -222,16 +222,31 @@ def _coerce(value: object, kind: str) -> tuple[object, str | None]:
     return None, f"expected a {kind}"
 
 
-def read_export_table(inputs: Path, spec: ExportTable) -> pl.DataFrame:
-    """All records of one export table with provenance columns, or ExportError."""
+PROVENANCE_SCHEMA = {"_source_file": pl.String, "_source_sha256": pl.String, "_source_row": pl.Int64}
+
+
+def export_files(inputs: Path, spec: ExportTable) -> dict[str, tuple[Path, str]]:
+    """The files of one export table: {path as shown (relative to ``inputs``): (path, sha256)}."""
     files = sorted(inputs.glob(spec.pattern))
     if not files:
         raise ExportError([RowProblem(spec.pattern, 0, "file", "", f"no file matches {spec.pattern} under {inputs}")])
+    return {str(path.relative_to(inputs)): (path, sha256_of(path)) for path in files}
+
+
+def export_schema(spec: ExportTable) -> dict[str, pl.DataType]:
+    """The columns of an export table's frame: its fields, then the provenance columns."""
+    return {c: (pl.Float64 if k == NUMBER else pl.String) for c, k in spec.columns.items()} | PROVENANCE_SCHEMA
+
+
+def read_export_table(
+    inputs: Path, spec: ExportTable, files: dict[str, tuple[Path, str]] | None = None
+) -> pl.DataFrame:
+    """All records of one export table with provenance columns, or ExportError.
+
+    ``files`` is what `export_files` returned, when the caller has it already."""
     rows: list[dict] = []
     problems: list[RowProblem] = []
-    for path in files:
-        display = str(path.relative_to(inputs))
-        digest = sha256_of(path)
+    for display, (path, digest) in (files or export_files(inputs, spec)).items():
         for number, record in _records(path, spec.layout, display):
             if not isinstance(record, dict):
                 problems.append(RowProblem(display, number, "entry", str(record)[:40], "expected a mapping of fields"))
@@ -252,6 +267,4 @@ def read_export_table(inputs: Path, spec: ExportTable) -> pl.DataFrame:
             rows.append(row)
     if problems:
         raise ExportError(problems)
-    schema = {c: (pl.Float64 if k == NUMBER else pl.String) for c, k in spec.columns.items()}
-    schema.update(_source_file=pl.String, _source_sha256=pl.String, _source_row=pl.Int64)
-    return pl.DataFrame(rows, schema=schema)
+    return pl.DataFrame(rows, schema=export_schema(spec))

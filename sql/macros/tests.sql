@@ -1,4 +1,4 @@
-{#- Generic tests shared by the marts' schema.yml files. -#}
+{#- Generic tests shared by the schema.yml files next to the models. -#}
 
 {% test between(model, column_name, min_value, max_value) %}
 select * from {{ model }}
@@ -16,4 +16,12 @@ where ({{ column_name }} is null) <> coalesce(({{ condition }}), false)
 {% test fully_translated(model, column_name) %}
 select * from {{ model }}
 where len({{ missing_languages(column_name) }}) > 0
+{% endtest %}
+
+{#- No two rows share the values of `columns` (a key of several columns). -#}
+{% test unique_combination(model, columns) %}
+select {{ columns | join(', ') }}, count(*) as rows_with_this_key
+from {{ model }}
+group by {{ columns | join(', ') }}
+having count(*) > 1
 {% endtest %}

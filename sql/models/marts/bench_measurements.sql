@@ -22,12 +22,14 @@ select
     slots.receipt_id as receipt,
     slots.last_tested_on as tested_on,
     slots.first_tested_on,
-    slots.source_files,
+    coalesce(readings.source_files, []) as source_files,
     {{ page_url("'/products/' || slots.product_slug") }} as url,
     {{ attribution("products.product_name || ' bench results'", page_url("'/products/' || slots.product_slug")) }}
         as attribution,
     row_number() over (order by slots.protocol_slug, slots.product_slug) as stream_position
 from {{ ref('int_slot_results') }} as slots
+left join {{ ref('int_slot_readings') }} as readings
+    on readings.product_slug = slots.product_slug and readings.protocol_slug = slots.protocol_slug
 inner join {{ ref('stg_products') }} as products on products.product_slug = slots.product_slug
 inner join {{ ref('stg_protocols') }} as protocols on protocols.protocol_slug = slots.protocol_slug
 order by stream_position

@@ -18,12 +18,14 @@ select
     slots.replicates as sample_size,
     slots.last_tested_on as tested_on,
     slots.tester_name as tester,
-    slots.reading_ids,
-    slots.source_files,
+    readings.reading_ids,
+    readings.source_files,
     {{ page_url("'/products/' || slots.product_slug") }} as url,
     {{ attribution("products.product_name || ' bench results'", page_url("'/products/' || slots.product_slug")) }}
         as attribution
 from {{ ref('int_slot_results') }} as slots
+inner join {{ ref('int_slot_readings') }} as readings
+    on readings.product_slug = slots.product_slug and readings.protocol_slug = slots.protocol_slug
 inner join {{ ref('stg_products') }} as products on products.product_slug = slots.product_slug
 inner join {{ ref('stg_protocols') }} as protocols on protocols.protocol_slug = slots.protocol_slug
 inner join {{ ref('answer_templates') }} as templates
