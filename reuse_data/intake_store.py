@@ -145,15 +145,22 @@ class IntakeStore:
     # Testers
 
     def add_tester(self, name: str) -> str:
-        """Create a tester and return their token (shown once; only its hash is kept)."""
+        """Create a tester, or give a revoked one a new token; return the token (shown once; only
+        its hash is kept). The old token of a revoked tester stays refused."""
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         with self._connect() as connection:
-            if connection.execute("SELECT 1 FROM testers WHERE name = ?", (name,)).fetchone():
+            row = connection.execute("SELECT revoked_at FROM testers WHERE name = ?", (name,)).fetchone()
+            if row is not None and row["revoked_at"] is None:
                 raise IntakeError(f"tester {name!r} already exists; revoke it first to issue a new token")
-            connection.execute(
-                "INSERT INTO testers (name, token_sha256, created_at) VALUES (?, ?, ?)",
-                (name, token_hash(token), now_iso()),
-            )
+            if row is None:
+                connection.execute(
+                    "INSERT INTO testers (name, token_sha256, created_at) VALUES (?, ?, ?)",
+                    (name, token_hash(token), now_iso()),
+                )
+            else:
+                connection.execute(
+                    "UPDATE testers SET token_sha256 = ?, revoked_at = NULL WHERE name = ?", (token_hash(token), name)
+                )
         return token
 
     def revoke_tester(self, name: str) -> None:

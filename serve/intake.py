@@ -35,8 +35,8 @@ from reuse_data.intake_store import IntakeStore, Receipt
 from reuse_data.settings import Settings, load_settings
 from reuse_data.sheet_validation import Reference, validate_sheet
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
-from serve.snapshot import load_snapshot
-from warehouse.snapshots import current_version
+from serve.snapshot import read_tables
+from warehouse.snapshots import current_version, snapshot_path
 
 PAGE = Path(__file__).with_name("intake_page.html")
 MULTIPART_OVERHEAD = 16 * 1024  # boundaries and part headers around the file
@@ -111,6 +111,15 @@ async def uploaded_sheet(request: Request) -> tuple[str, bytes]:
     return upload.filename or "sheet", content
 
 
+# Only the columns a reading is checked against: the rest of a snapshot (millions of reading
+# identifiers in claims, say) is the public server's business, not the intake's.
+REFERENCE_QUERIES = {
+    "products": "SELECT product_slug, category_slug FROM products",
+    "protocols": "SELECT protocol_slug, unit, plausible_min, plausible_max, category_slugs FROM protocols",
+    "people": "SELECT person_name, is_tester FROM people",
+}
+
+
 def reference_data(request: Request) -> Reference:
     """The reference of the current published snapshot (read again when a new one is published)."""
     store = request.app.state.settings.snapshots_dir
@@ -119,11 +128,7 @@ def reference_data(request: Request) -> Reference:
         raise ProblemError(503, "No published snapshot to check sheets against yet: run `reuse-data build`.")
     cached = request.app.state.reference
     if cached is None or cached[0] != version:
-        snapshot = load_snapshot(store, version)
-        try:
-            cached = (version, Reference.from_tables(snapshot.tables))
-        finally:
-            snapshot.connection.close()
+        cached = (version, Reference.from_tables(read_tables(snapshot_path(store, version), REFERENCE_QUERIES)))
         request.app.state.reference = cached
     return cached[1]
 

@@ -31,6 +31,12 @@ def _rows(connection: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
+def read_tables(path: Path, queries: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """{name: rows as dicts} of each query, run on the snapshot file at ``path`` (read-only)."""
+    with open_snapshot(path) as connection:
+        return {name: _rows(connection, sql) for name, sql in queries.items()}
+
+
 @dataclass
 class Snapshot:
     """One published snapshot in memory: its tables as records, plus a connection for streaming."""
@@ -88,9 +94,8 @@ IN_MEMORY_TABLES = {
 def load_snapshot(store: Path, version: str) -> Snapshot:
     """Open a snapshot read-only and read the tables every response is built from."""
     path = snapshot_path(store, version)
-    with open_snapshot(path) as connection:
-        tables = {name: _rows(connection, sql) for name, sql in IN_MEMORY_TABLES.items()}
-        published_at = connection.execute("SELECT published_at FROM snapshot_info").fetchone()[0]
+    tables = read_tables(path, IN_MEMORY_TABLES)
+    published_at = read_tables(path, {"info": "SELECT published_at FROM snapshot_info"})["info"][0]["published_at"]
     # Streaming reads are small pages in stream order: DuckDB's own worker threads would not
     # speed them up, and each keeps memory of its own.
     streaming = duckdb.connect(str(path), read_only=True, config={"threads": 1})

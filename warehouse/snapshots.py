@@ -137,16 +137,19 @@ def publish(
     try:
         connection = duckdb.connect(str(staging))
         try:
-            connection.execute(f"ATTACH {_sql_string(str(build_warehouse))} AS build (READ_ONLY)")
+            # Attached under its own catalog name (the file's stem), so that a mart kept as a
+            # view, whose SQL names that catalog, resolves here as it does in the warehouse.
+            build = '"' + build_warehouse.stem.replace('"', '""') + '"'
+            connection.execute(f"ATTACH {_sql_string(str(build_warehouse))} AS {build} (READ_ONLY)")
             for table in PUBLISHED_TABLES:
                 order = f" ORDER BY {STORED_ORDER[table]}" if table in STORED_ORDER else ""
-                connection.execute(f'CREATE TABLE "{table}" AS SELECT * FROM build.{MARTS_SCHEMA}."{table}"{order}')
+                connection.execute(f'CREATE TABLE "{table}" AS SELECT * FROM {build}.{MARTS_SCHEMA}."{table}"{order}')
             connection.execute(
                 f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
                 "? AS inputs_fingerprint, ?::VARCHAR[] AS tables",
                 [version, published_at, inputs_fingerprint, list(PUBLISHED_TABLES)],
             )
-            connection.execute("DETACH build")
+            connection.execute(f"DETACH {build}")
             connection.execute("CHECKPOINT")
         finally:
             connection.close()

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from reuse_data.cli import build_parser
-from reuse_data.intake_store import TOKEN_PREFIX, IntakeStore
+from reuse_data.intake_store import TOKEN_PREFIX, IntakeError, IntakeStore
 
 
 def test_tokens_carry_the_prefix_and_authenticate(tmp_path: Path):
@@ -21,3 +23,15 @@ def test_a_token_whose_random_part_starts_with_a_dash_parses_as_a_value():
     token = TOKEN_PREFIX + "-F4oztvtE-3nEDkkp"  # the shape that broke `--token` before the prefix
     args = build_parser().parse_args(["upload", "sheet.csv", "--token", token])
     assert args.token == token
+
+
+def test_a_revoked_tester_gets_a_new_token_and_the_old_one_stays_refused(tmp_path: Path):
+    store = IntakeStore(tmp_path)
+    old = store.add_tester("Eleni Papadaki")
+    with pytest.raises(IntakeError, match="revoke it first"):
+        store.add_tester("Eleni Papadaki")
+    store.revoke_tester("Eleni Papadaki")
+    assert store.authenticate(old) is None
+    new = store.add_tester("Eleni Papadaki")
+    assert store.authenticate(new) == "Eleni Papadaki" and store.authenticate(old) is None
+    assert [t.revoked_at for t in store.testers()] == [None]

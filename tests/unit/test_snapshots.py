@@ -55,6 +55,21 @@ def test_publish_writes_a_read_only_snapshot_and_switches_current(tmp_path: Path
     assert [p.name for p in store.iterdir() if p.name.startswith(".")] == []
 
 
+def test_a_mart_kept_as_a_view_is_published_as_a_table(tmp_path: Path):
+    # As dbt-duckdb writes views: naming the warehouse's catalog (the file's stem) explicitly.
+    build = make_build_warehouse(tmp_path / "lab-warehouse.duckdb", 3)
+    with duckdb.connect(str(build)) as connection:
+        connection.execute("CREATE SCHEMA intermediate")
+        connection.execute("CREATE TABLE intermediate.slots AS SELECT 3 AS marker, ['a', 'b'] AS reading_ids")
+        connection.execute('DROP TABLE marts."claims"')
+        connection.execute('CREATE VIEW marts."claims" AS SELECT * FROM "lab-warehouse"."intermediate"."slots"')
+    info = publish(tmp_path / "snapshots", build, now=at(0))
+    with open_snapshot(info.path) as connection:
+        kind = connection.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'claims'")
+        assert kind.fetchall() == [("BASE TABLE",)]
+        assert connection.execute("SELECT marker, reading_ids FROM claims").fetchall() == [(3, ["a", "b"])]
+
+
 def test_only_the_newest_five_are_kept(tmp_path: Path):
     build = make_build_warehouse(tmp_path / "build.duckdb", 1)
     store = tmp_path / "snapshots"

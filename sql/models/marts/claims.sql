@@ -1,4 +1,10 @@
 -- One checkable claim per measured bench slot, tied to the readings behind it and the URL to cite.
+--
+-- A view, unlike the other marts: its reading_ids are every accepted reading's identifier
+-- (ten million strings at scale), and writing them into a table here and again into the
+-- snapshot cost twice what publishing alone does. The snapshot stores it as a table.
+{{ config(materialized='view') }}
+
 select
     slots.slot_id as claim_id,
     slots.product_slug,
