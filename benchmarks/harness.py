@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -194,6 +195,23 @@ def serving(
     argv = [sys.executable, "-m", "reuse_data.cli", command, "--port", str(port), *extra_args]
     with running(argv, port, ready, env) as process:
         yield Server(port, home, process)
+
+
+@contextmanager
+def dagster_daemon(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
+    """`dagster-daemon run` on the project's workspace (as `make dev` runs it) with ``env``, its
+    output in ``log``; on exit it is stopped with its code server and run workers (one process
+    group, SIGTERM)."""
+    daemon_command = [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"]
+    with log.open("w") as output:
+        daemon = subprocess.Popen(
+            daemon_command, cwd=PROJECT_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    try:
+        yield daemon
+    finally:
+        os.killpg(daemon.pid, signal.SIGTERM)
+        daemon.wait(timeout=60)
 
 
 def home_layout(home: Path) -> Settings:

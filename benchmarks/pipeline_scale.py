@@ -13,9 +13,10 @@ then in a fresh home:
 - snapshot: the size of the published DuckDB file;
 - first byte: of ``bench.jsonl?product=…`` (one product's slots) from that snapshot, on a
   fresh `reuse-data serve`, median and worst of ``FIRST_BYTE_ROUNDS`` requests;
-- incremental: one tester uploads one sheet through a real intake (`reuse-data upload`),
-  then `reuse-data build` runs (what the intake sensor's run does): seconds from the upload
-  to the new snapshot, and how many sheets that build read.
+- incremental: with a dagster-daemon running (as `make dev` runs it), one tester uploads one
+  sheet through a real intake (`reuse-data upload`); the daemon's intake sensor launches the
+  build: seconds from the upload to the receipt being in a published snapshot, sensor tick
+  and run launch included, and how many sheets that build read.
 
 Targets (issue 6): growth near linear (10M no more than 12 times 1M), 10M built in under
 4 minutes with peak memory under 6 GB, first byte under 100 ms, incremental under a minute.
@@ -37,12 +38,13 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 import duckdb
 
-from benchmarks.harness import home_layout, measured_run, serving
+from benchmarks.harness import dagster_daemon, home_layout, measured_run, serving
 from benchmarks.load import first_byte_ms
 from benchmarks.results import machine, markdown_table, record
 from pipelines.build import latest_materialization_metadata
@@ -57,6 +59,8 @@ FIRST_BYTE_ROUNDS = 20
 GROWTH_TARGET, BUILD_TARGET_S, MEMORY_TARGET_MB = 12.0, 240.0, 6144.0
 FIRST_BYTE_TARGET_MS, INCREMENTAL_TARGET_S = 100.0, 60.0
 CLI = [sys.executable, "-m", "reuse_data.cli"]
+# What dagster-daemon logs each time it evaluates the intake sensor.
+SENSOR_TICK_LOG = "Checking for new runs for sensor: intake_inbox"
 
 
 @dataclass
@@ -158,6 +162,33 @@ def one_new_sheet(snapshot: Path, folder: Path) -> tuple[Path, str]:
     return path, tester
 
 
+def wait_until(done: Callable[[], bool], daemon: subprocess.Popen, log: Path, seconds: float, what: str) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        if daemon.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"no {what} within {seconds:.0f} s; the daemon said:\n{log.read_text()[-3000:]}")
+        time.sleep(0.2)
+
+
+def upload_published_by_the_daemon(home: Path, env: dict[str, str], sheet: Path, tester: str) -> tuple[float, float]:
+    """(seconds from the start of `reuse-data upload` until the sheet is in a published snapshot,
+    seconds of the upload alone), the deployment doing the rest: a running dagster-daemon ticks
+    the intake sensor, which launches the build. The daemon is up and its sensor has ticked
+    once before the upload starts, as on a server that runs it all the time."""
+    token = IntakeStore(home).add_tester(tester)
+    log = home / "logs" / "daemon.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with serving(home, command="intake", ready="/") as intake, dagster_daemon(env, log) as daemon:
+        wait_until(lambda: SENSOR_TICK_LOG in log.read_text(), daemon, log, 300, "tick of the intake sensor")
+        started = time.perf_counter()
+        upload = [*CLI, "upload", str(sheet), "--url", f"http://127.0.0.1:{intake.port}", "--token", token, "--json"]
+        done = subprocess.run(upload, env=env, cwd=PROJECT_ROOT, check=True, capture_output=True, text=True)
+        upload_s = time.perf_counter() - started
+        receipt, store = json.loads(done.stdout)["id"], IntakeStore(home)
+        wait_until(lambda: store.receipt(receipt).published, daemon, log, 900, "published snapshot with the sheet")
+        return time.perf_counter() - started, upload_s
+
+
 def last_build_sheets_read(home: Path) -> int:
     """How many sheets the newest build's ingest read (from its Dagster metadata)."""
     metadata = latest_materialization_metadata(home_layout(home).dagster_home, ["raw", "bench_readings"])
@@ -180,14 +211,8 @@ def run_size(folder: Path, measurements: int) -> ScaleRun:
         product = snapshot_first_product(snapshot)
         timings = first_byte_ms(server.port, f"/api/public/bench.jsonl?product={product}", FIRST_BYTE_ROUNDS)
     sheet, tester = one_new_sheet(snapshot, folder)
-    token = IntakeStore(home).add_tester(tester)
-    with serving(home, command="intake", ready="/") as intake:
-        started = time.perf_counter()
-        upload = [*CLI, "upload", str(sheet), "--url", f"http://127.0.0.1:{intake.port}", "--token", token]
-        subprocess.run(upload, env=env, cwd=PROJECT_ROOT, check=True, stdout=subprocess.DEVNULL)
-        upload_s = time.perf_counter() - started
-    rebuild = measured_run([*CLI, "build"], env)
-    print(f"{label}: one uploaded sheet published in {upload_s + rebuild.seconds:.1f} s", flush=True)
+    incremental_s, upload_s = upload_published_by_the_daemon(home, env, sheet, tester)
+    print(f"{label}: one uploaded sheet published by the daemon in {incremental_s:.1f} s", flush=True)
     return ScaleRun(
         measurements=measurements,
         products=products,
@@ -199,7 +224,7 @@ def run_size(folder: Path, measurements: int) -> ScaleRun:
         first_byte_p50_ms=statistics.median(timings),
         first_byte_max_ms=max(timings),
         upload_s=upload_s,
-        incremental_s=upload_s + rebuild.seconds,
+        incremental_s=incremental_s,
         incremental_sheets_read=last_build_sheets_read(home),
     )
 
@@ -262,7 +287,7 @@ def verdicts(runs: list[ScaleRun]) -> str:
         f"- {label}: first byte of a filtered bench.jsonl at most {largest.first_byte_max_ms:.0f} ms "
         f"(target under {FIRST_BYTE_TARGET_MS:.0f} ms)",
         f"- {label}: one uploaded sheet published {largest.incremental_s:.0f} s after the upload began "
-        f"(target under {INCREMENTAL_TARGET_S:.0f} s; the intake sensor's tick, up to 10 s, comes on top)",
+        f"(target under {INCREMENTAL_TARGET_S:.0f} s; through the daemon: its sensor tick and run launch included)",
     ]
     return "\n".join(lines)
 

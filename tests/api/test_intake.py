@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import Server, copy_home, serving
+from benchmarks.harness import Server, copy_home, dagster_daemon, serving
 from pipelines.sensors import ABANDONED_TAG
 from reuse_data.intake_cli import multipart_body
 from reuse_data.intake_store import IntakeStore
@@ -324,23 +324,11 @@ def test_under_the_dagster_daemon_an_upload_goes_live_without_anyone_asking(demo
         receipt = upload(intake, sheet(good_row(reading="9.5")), token).json()["id"]
     env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
     log = tmp_path / "daemon.log"
-    with log.open("w") as output:
-        daemon = subprocess.Popen(
-            [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"],
-            cwd=PROJECT_ROOT,
-            env=env,
-            stdout=output,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # the daemon, its code server and the run worker: stopped together below
-        )
-    try:
+    with dagster_daemon(env, log) as daemon:
         deadline = time.monotonic() + 300
         while not IntakeStore(home).receipt(receipt).published:
             failed = daemon.poll() is not None or time.monotonic() > deadline
             assert not failed, f"the daemon did not publish the sheet:\n{log.read_text()[-4000:]}"
             time.sleep(1)
-    finally:
-        os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(timeout=60)
     with serving(home) as public:
         assert bench_slot(public)["receipt"] == receipt and bench_slot(public)["value"] == 9.5
