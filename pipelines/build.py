@@ -22,10 +22,19 @@ from reuse_data.settings import Settings
 POLL_SECONDS = 0.3
 # Dagster's console logger only for warnings: progress comes from the event log instead.
 QUIET_RUN_CONFIG = {"loggers": {"console": {"config": {"log_level": "WARNING"}}}}
-DAGSTER_YAML = """\
-# Written by reuse-data: local instance under REUSE_DATA_HOME.
+DAGSTER_YAML_HEADER = "# Written by reuse-data: local instance under REUSE_DATA_HOME."
+DAGSTER_YAML = f"""\
+{DAGSTER_YAML_HEADER}
+# (Delete this header to keep your own edits: reuse-data then leaves the file alone.)
 telemetry:
   enabled: false
+# One build at a time, picked up within a second of the intake sensor asking for it.
+run_coordinator:
+  module: dagster.core.run_coordinator
+  class: QueuedRunCoordinator
+  config:
+    max_concurrent_runs: 1
+    dequeue_interval_seconds: 1
 """
 
 
@@ -46,7 +55,8 @@ def prepare_environment(settings: Settings) -> None:
     """Directories, Dagster home and the variables dbt and Dagster read, before any import."""
     settings.ensure_dirs()
     dagster_yaml = settings.dagster_home / "dagster.yaml"
-    if not dagster_yaml.exists():
+    written = dagster_yaml.read_text(encoding="utf-8") if dagster_yaml.exists() else None
+    if written is None or (written.startswith(DAGSTER_YAML_HEADER) and written != DAGSTER_YAML):
         dagster_yaml.write_text(DAGSTER_YAML, encoding="utf-8")
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     os.environ["REUSE_DATA_HOME"] = str(settings.home)

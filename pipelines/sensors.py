@@ -73,7 +73,7 @@ def abandon_silent_runs(instance: DagsterInstance, runs: list[DagsterRun], silen
 
 @sensor(
     job=build_and_publish,
-    minimum_interval_seconds=10,
+    minimum_interval_seconds=5,
     default_status=DefaultSensorStatus.RUNNING,
     description="Builds and publishes when the tester intake has accepted or withdrawn a sheet.",
 )
