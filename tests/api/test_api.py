@@ -74,6 +74,24 @@ def test_each_encoding_has_its_own_etag_and_revalidates(server: Server):
     assert server.get(path, {"If-None-Match": packed.headers["etag"]}).status == 200
 
 
+@pytest.mark.parametrize("path", ["/api/public/page.json?path=/guides/start-here", "/api/public/changes.json"])
+def test_a_replayed_answer_is_the_first_one_again_and_still_revalidates(server: Server, path: str):
+    per_response = {"date", "server"}
+    for headers in ({}, {"Accept-Encoding": "gzip"}):
+        first, again = server.get(path, headers), server.get(path, headers)
+        assert (first.status, again.status) == (200, 200) and first.body == again.body
+        assert {k: v for k, v in first.headers.items() if k not in per_response} == {
+            k: v for k, v in again.headers.items() if k not in per_response
+        }
+        revalidated = server.get(path, {**headers, "If-None-Match": first.headers["etag"]})
+        assert revalidated.status == 304 and revalidated.headers["etag"] == first.headers["etag"]
+    assert server.get(path, {"Accept-Encoding": "gzip"}).headers["etag"] != server.get(path).headers["etag"]
+    # An error is never kept: the same bad request gets its problem again, every time.
+    for _ in range(2):
+        missing = server.get(path.split("?")[0] + "?path=/guides/none&since=yesterday")
+        assert missing.status in (400, 404) and missing.headers["content-type"].startswith("application/problem+json")
+
+
 @pytest.mark.parametrize("export", ["bench.jsonl", "bench.csv"])
 def test_a_streamed_export_gzips_to_the_same_rows(server: Server, export: str):
     path = f"/api/public/{export}?limit=300"
