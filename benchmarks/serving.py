@@ -2,7 +2,8 @@
 
 For each operation, wrk (a separate process on loopback, one thread, 32 connections, bounded
 in time) measures requests per second and p50/p99 latency against three servers on the same
-snapshot, one after another, each on one uvicorn worker:
+snapshot, each on one uvicorn worker; ours and the floor run ``--rounds`` times each in
+alternating order and the median run of each is kept (the machine drifts during a run):
 
 - ours: `reuse-data serve`;
 - the floor: ``benchmarks.floor_app``, a bare Starlette app replaying the responses ours gave,
@@ -20,7 +21,7 @@ once (target under 50 MB).
 The snapshot is the demo's (the one CURRENT names under REUSE_DATA_HOME), copied to
 ``$REUSE_DATA_HOME/bench/serving/`` with its bench mart repeated to at least ``--rows`` rows.
 
-    python -m benchmarks.serving [--seconds 5] [--connections 32] [--rows 20000] [--record]
+    python -m benchmarks.serving [--seconds 5] [--rounds 3] [--connections 32] [--rows 20000] [--record]
 """
 
 from __future__ import annotations
@@ -187,17 +188,33 @@ def datasette_server(work: Path, venv: Path, snapshot: Path, rows: int) -> Itera
         yield port
 
 
-def measure(cases: list[Case], ports: dict[str, int | None], seconds: float, connections: int) -> list[Row]:
-    """wrk against each server in turn, operation by operation."""
+def median_load(loads: list[Load], per_byte: bool) -> Load:
+    """The run whose rate is the median of ``loads`` (its latencies come with it)."""
+    ranked = sorted(loads, key=lambda load: load.megabytes_per_second if per_byte else load.requests_per_second)
+    return ranked[(len(ranked) - 1) // 2]
+
+
+def measure(
+    cases: list[Case], ports: dict[str, int | None], seconds: float, connections: int, rounds: int
+) -> list[Row]:
+    """wrk against each server, operation by operation: ours and the floor ``rounds`` times each,
+    alternating which goes first, so that a machine slowing down or speeding up during the run
+    weighs on both sides alike; the median run of each is kept. Datasette runs once."""
+
+    def load(server: str, request: str, case: Case) -> Load:
+        return run_wrk(f"http://127.0.0.1:{ports[server]}{request}", seconds, connections, case.headers)
+
     rows = []
     for number, case in enumerate(cases, 1):
         progress(f"[{number}/{len(cases)}] {case.label}")
-        loads = {
-            server: run_wrk(f"http://127.0.0.1:{ports[server]}{request}", seconds, connections, case.headers)
-            for server, request in (("ours", case.ours), ("floor", case.floor), ("datasette", case.datasette))
-            if ports.get(server) is not None and request is not None
-        }
-        rows.append(Row(case, loads["ours"], loads["floor"], loads.get("datasette")))
+        runs: dict[str, list[Load]] = {"ours": [], "floor": []}
+        for round_number in range(rounds):
+            order = ("ours", "floor") if round_number % 2 == 0 else ("floor", "ours")
+            for server in order:
+                runs[server].append(load(server, case.ours if server == "ours" else case.floor, case))
+        datasette = load("datasette", case.datasette, case) if ports.get("datasette") and case.datasette else None
+        ours, floor = (median_load(runs[server], case.per_byte) for server in ("ours", "floor"))
+        rows.append(Row(case, ours, floor, datasette))
     return rows
 
 
@@ -299,7 +316,7 @@ def run(args: argparse.Namespace) -> str:
         if not args.no_datasette:
             venv = settings.home / "bench" / "datasette-venv"
             ports["datasette"] = servers.enter_context(datasette_server(work, venv, snapshot, args.rows))
-        rows = measure(plan(args.operations, args.rows, headers), ports, args.seconds, args.connections)
+        rows = measure(plan(args.operations, args.rows, headers), ports, args.seconds, args.connections, args.rounds)
 
         exports = sorted(example_request(o, args.rows) for o in BENCH_OPERATIONS.intersection(args.operations))
         progress("first byte of the bench exports, one request at a time")
@@ -311,13 +328,14 @@ def run(args: argparse.Namespace) -> str:
         memory = {_ours(path): peak_rss_growth(ours.process.pid, ours.port, [path], args.clients) for path in exports}
 
     command = (
-        f"python -m benchmarks.serving --seconds {args.seconds:g} --connections {args.connections} "
-        f"--rows {args.rows} --clients {args.clients}"
+        f"python -m benchmarks.serving --seconds {args.seconds:g} --rounds {args.rounds} "
+        f"--connections {args.connections} --rows {args.rows} --clients {args.clients}"
     ) + (f" --operations {','.join(args.operations)}" if args.operations != ALL_OPERATIONS else "")
     return "\n\n".join(
         [
             f"Machine: {machine()}. Command: `{command}`. wrk {args.connections} connections on one thread, "
-            f"{args.seconds:g} s per server and request; each server one uvicorn worker (uvloop, httptools); "
+            f"{args.seconds:g} s per server and request, ours and the floor {args.rounds} times each in alternating "
+            "order, the median run of each kept; each server one uvicorn worker (uvloop, httptools); "
             "wrk and the server share the machine's cores.",
             throughput_table(rows),
             *([first_byte_table(first_bytes), memory_table(memory, args.clients)] if exports else []),
@@ -330,6 +348,9 @@ def main() -> None:
         prog="python -m benchmarks.serving", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=5, help="wrk's run per server and request (default 5)")
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="runs of ours and of the floor per request, median kept (default 3)"
+    )
     parser.add_argument("--connections", type=int, default=32, help="wrk's open connections (default 32)")
     parser.add_argument("--rows", type=int, default=20_000, help="rows per bench export (default 20000)")
     parser.add_argument("--clients", type=int, default=20, help="clients streaming at once, for memory (default 20)")
@@ -342,8 +363,8 @@ def main() -> None:
     parser.add_argument("--no-datasette", action="store_true", help="leave Datasette out (no install, no columns)")
     parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
     args = parser.parse_args()
-    if args.seconds <= 0 or args.connections < 1 or args.rows < 1 or args.clients < 1:
-        parser.error("--seconds, --connections, --rows and --clients must be positive")
+    if args.seconds <= 0 or min(args.connections, args.rows, args.clients, args.rounds) < 1:
+        parser.error("--seconds, --rounds, --connections, --rows and --clients must be positive")
     report = run(args)
     print(report)
     if args.record:

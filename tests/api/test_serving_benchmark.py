@@ -26,7 +26,8 @@ RATE = r"[\d,.]+ (req/s|MB/s)"
 
 def test_a_tiny_serving_benchmark_measures_every_requested_operation(demo_home: Path, tmp_path: Path):
     home = copy_home(demo_home, tmp_path / "home")
-    argv = [sys.executable, "-m", "benchmarks.serving", "--seconds", "1", "--connections", "4", "--rows", "600"]
+    argv = [sys.executable, "-m", "benchmarks.serving", "--seconds", "1", "--rounds", "2", "--connections", "4"]
+    argv += ["--rows", "600"]
     argv += ["--clients", "3", "--no-datasette", "--operations", "products,page,benchCsv,benchJsonl"]
     environment = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
     completed = subprocess.run(argv, cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, timeout=300)
