@@ -94,8 +94,8 @@ IN_MEMORY_TABLES = {
 def load_snapshot(store: Path, version: str) -> Snapshot:
     """Open a snapshot read-only and read the tables every response is built from."""
     path = snapshot_path(store, version)
-    tables = read_tables(path, IN_MEMORY_TABLES)
-    published_at = read_tables(path, {"info": "SELECT published_at FROM snapshot_info"})["info"][0]["published_at"]
+    tables = read_tables(path, {**IN_MEMORY_TABLES, "snapshot_info": "SELECT published_at FROM snapshot_info"})
+    published_at = tables.pop("snapshot_info")[0]["published_at"]
     # Streaming reads are small pages in stream order: DuckDB's own worker threads would not
     # speed them up, and each keeps memory of its own.
     streaming = duckdb.connect(str(path), read_only=True, config={"threads": 1})
