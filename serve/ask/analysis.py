@@ -30,6 +30,7 @@ from functools import lru_cache
 from pathlib import Path
 
 import Stemmer
+from wordfreq import zipf_frequency
 
 from serve.ask.language import ARABIC, GREEK, GURMUKHI, HAN, HAN_RANGE, VIETNAMESE_LETTERS
 
@@ -56,6 +57,25 @@ STOP_WORDS: dict[str, frozenset[str]] = {
 _HAN_STOP = frozenset("的了吗呢吧啊是我你他她它在和与及或有也都就要会能可以哪些什么怎么如何个这那吗么")
 
 _STEMMERS = {"en": Stemmer.Stemmer("english"), "el": Stemmer.Stemmer("greek"), "ar": Stemmer.Stemmer("arabic")}
+
+
+# A word this common in its language (Zipf scale: 4 is ten uses per million words) is a word
+# the shopper meant, not a typo: "wine" is not corrected to "fine" nor "dinner" to "inner".
+# wordfreq's small lists hold every word down to Zipf 3, enough for this test at a few MB each.
+COMMON_WORD_ZIPF = 4.0
+_WORDFREQ_LANGUAGE = {"greek": "el", "arabic": "ar"}  # wordfreq has no Punjabi; Han is never corrected
+
+
+@lru_cache(maxsize=50_000)
+def is_common_word(word: str) -> bool:
+    """True when ``word`` is a common word of its language (English or Vietnamese for Latin
+    script, by its tone marks; Greek; Arabic), so a search should not correct it as a typo."""
+    script = script_of(word)
+    if script == "latin":
+        language = "vi" if _VIETNAMESE_MARKED.search(word.lower()) else "en"
+    else:
+        language = _WORDFREQ_LANGUAGE.get(script)
+    return language is not None and zipf_frequency(word, language, wordlist="small") >= COMMON_WORD_ZIPF
 
 
 def fold_marks(text: str) -> str:
@@ -185,6 +205,7 @@ class Slot:
     """One word of a question: the terms it may stand for, each with the weight of that reading."""
 
     readings: tuple[tuple[str, float], ...]
+    word: str  # as the question wrote it
     share: float = 1.0  # of the score: overlapping Han bigrams see each character twice, so half each
 
 
@@ -233,7 +254,7 @@ def question_slots(text: str) -> list[Slot]:
         script = script_of(word)
         if script != "latin":
             share = 0.5 if script == "han" else 1.0
-            slots.extend(Slot(((term, 1.0),), share) for term in _non_latin_terms(word, script))
+            slots.extend(Slot(((term, 1.0),), word, share) for term in _non_latin_terms(word, script))
         else:
             readings: dict[str, float] = {}
             vietnamese = _latin_vietnamese(word)
@@ -250,5 +271,5 @@ def question_slots(text: str) -> list[Slot]:
                 for term in vietnamese:
                     readings.setdefault(term, VIETNAMESE_READING)
             if readings:
-                slots.append(Slot(tuple(readings.items())))
+                slots.append(Slot(tuple(readings.items()), word))
     return slots

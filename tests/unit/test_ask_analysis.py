@@ -4,7 +4,7 @@ import dataclasses
 
 import pytest
 
-from serve.ask.analysis import document_terms, han_terms, question_slots
+from serve.ask.analysis import document_terms, han_terms, is_common_word, question_slots
 from serve.ask.index import TUNED, AskIndex, Entry, answer_fields, recommendation_fields
 from serve.ask.language import LANGUAGES
 
@@ -135,6 +135,31 @@ def test_the_exact_vietnamese_spelling_ranks_above_a_folded_match():
 def test_a_typo_is_corrected_to_a_word_of_the_library():
     index = index_of(library_answer("Can the bottle go in the dishwasher?", "/dishwasher"))
     assert urls(index, "can my botle go in the dishwahser") == ["/dishwasher"]
+
+
+def test_a_common_word_the_library_lacks_is_not_corrected_into_one_it_has():
+    index = index_of(library_answer("Which fine mesh bag is best?", "/mesh"))
+    assert urls(index, "fine mesh bag") == ["/mesh"]
+    assert urls(index, "wine bag") == []  # "wine" is a word, not a typo of "fine"
+    assert urls(index, "fnie mesh") == ["/mesh"]
+
+
+@pytest.mark.parametrize(
+    ("word", "common"),
+    [
+        ("wine", True),
+        ("mugg", False),
+        ("điện", True),  # marked: Vietnamese
+        ("dien", False),  # unmarked: read as English
+        ("ηλεκτρική", True),
+        ("σιλικονένιο", False),
+        ("الطائرة", True),
+        ("ਫ਼ੋਨ", False),  # no Punjabi word list: every unknown Punjabi word may be a typo
+        ("保温杯", False),
+    ],
+)
+def test_common_words_are_known_per_script(word: str, common: bool):
+    assert is_common_word(word) is common
 
 
 def test_a_question_sharing_only_common_words_does_not_match():
