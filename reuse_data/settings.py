@@ -39,6 +39,11 @@ class Settings:
         return self.home / "warehouse" / "build.duckdb"
 
     @property
+    def bench_digests_path(self) -> Path:
+        """The bench sheets' sha256 by their stat (``reuse_data.file_digests``), beside the warehouse."""
+        return self.warehouse_path.with_name("bench-sheet-digests.json")
+
+    @property
     def snapshots_dir(self) -> Path:
         return self.home / "snapshots"
 

@@ -21,7 +21,8 @@ import duckdb
 import polars as pl
 
 from reuse_data.bench_sheets import SHEET_COLUMNS, SHEET_ROW_SCHEMA, SheetError, check_rows, sheet_file_rows
-from reuse_data.input_problems import RowProblem, sha256_of
+from reuse_data.file_digests import file_digests
+from reuse_data.input_problems import RowProblem
 
 RAW_SCHEMA = "raw"
 BENCH_TABLE = "bench_readings"
@@ -59,13 +60,15 @@ class LoadOutcome:
     rows_added: int
 
 
-def folder_sources(folder: Path, root: Path, suffixes: Sequence[str]) -> list[SheetSource]:
-    """The sheets directly inside ``folder``, named relative to ``root``, with their digests."""
+def folder_sources(
+    folder: Path, root: Path, suffixes: Sequence[str], digest_cache: Path | None = None
+) -> list[SheetSource]:
+    """The sheets directly inside ``folder``, named relative to ``root``, with their digests
+    (reused from ``digest_cache`` for files unchanged since it saw them)."""
     if not folder.exists():
         return []
     paths = sorted(p for p in folder.iterdir() if p.is_file() and p.suffix.lower() in suffixes)
-    with ThreadPoolExecutor(max_workers=os.cpu_count()) as pool:
-        digests = list(pool.map(sha256_of, paths))
+    digests = file_digests(paths, digest_cache)
     return [SheetSource(p, str(p.relative_to(root)), d) for p, d in zip(paths, digests, strict=True)]
 
 

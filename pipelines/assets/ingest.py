@@ -76,9 +76,10 @@ def _failure(error: InputProblems) -> Failure:
 def raw_bench_readings(
     context: AssetExecutionContext, inputs: InputsResource, warehouse: WarehouseResource
 ) -> MaterializeResult:
-    sources = folder_sources(inputs.root / "bench", inputs.root, SHEET_SUFFIXES)
+    settings = load_settings()
+    sources = folder_sources(inputs.root / "bench", inputs.root, SHEET_SUFFIXES, settings.bench_digests_path)
     # Sheets testers uploaded through the intake, withdrawn ones too (their slots become retest).
-    intake = IntakeStore(load_settings().home)
+    intake = IntakeStore(settings.home)
     receipts = intake.receipts()
     sources += [
         SheetSource(intake.sheet_path(r), f"intake/{r.id}", r.sha256, r.id, r.status == "withdrawn") for r in receipts
