@@ -151,13 +151,16 @@ def free_port() -> int:
 
 
 @contextmanager
-def running(argv: list[str], port: int, ready: str, env: dict[str, str] | None = None) -> Iterator[subprocess.Popen]:
+def running(
+    argv: list[str], port: int, ready: str, env: dict[str, str] | None = None, log: Path | None = None
+) -> Iterator[subprocess.Popen]:
     """A server process started from ``argv``, once ``ready`` answers 200 on ``port``; SIGTERM when the block ends.
 
-    Its output goes to a temporary file, never to a pipe nobody reads (a server that logs every
-    request would block once the pipe filled); the end of it explains a server that did not start.
+    Its output goes to ``log`` or a temporary file, never to a pipe nobody reads (a server that
+    logs every request would block once the pipe filled); the end of it explains a server that
+    did not start.
     """
-    with tempfile.TemporaryFile() as output:
+    with log.open("w+b") if log else tempfile.TemporaryFile() as output:
         process = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
         probe = Server(port, PROJECT_ROOT, process)
         deadline = time.monotonic() + 60
@@ -188,12 +191,14 @@ def serving(
     command: str = "serve",
     ready: str = "/api/public/capabilities.json",
     environ: dict[str, str] | None = None,
+    log: Path | None = None,
 ) -> Iterator[Server]:
-    """`reuse-data serve` (or ``command``) over ``home`` on a free port, until the block ends (then SIGTERM)."""
+    """`reuse-data serve` (or ``command``) over ``home`` on a free port, until the block ends (then
+    SIGTERM); what it prints goes to ``log`` when given."""
     port = free_port()
     env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"), **(environ or {})}
     argv = [sys.executable, "-m", "reuse_data.cli", command, "--port", str(port), *extra_args]
-    with running(argv, port, ready, env) as process:
+    with running(argv, port, ready, env, log) as process:
         yield Server(port, home, process)
 
 

@@ -1,6 +1,6 @@
 """The intake's commands: serve it, manage testers, upload a sheet, withdraw one.
 
-reuse-data intake [--host H] [--port P]
+reuse-data intake [--host H] [--port P] [--allow-public]
 reuse-data testers add NAME | list | revoke NAME
 reuse-data upload FILE [--url URL] [--token T] [--json]
 reuse-data withdraw RECEIPT --reason TEXT
@@ -9,6 +9,7 @@ reuse-data withdraw RECEIPT --reason TEXT
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import os
 import secrets
@@ -28,9 +29,26 @@ def _print(line: str = "") -> None:
     print(line, file=sys.__stdout__, flush=True)
 
 
+def is_loopback(host: str) -> bool:
+    """True when ``host`` is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False  # a host name may resolve to any interface
+
+
 def command_intake(args: argparse.Namespace) -> int:
     import uvicorn
 
+    if not is_loopback(args.host) and not args.allow_public:
+        _print(
+            f"error: --host {args.host} would take uploads and tester tokens from other machines over plain "
+            "HTTP. Keep the default 127.0.0.1 behind a TLS reverse proxy, or pass --allow-public if this "
+            "interface is already private or encrypted."
+        )
+        return 2
     settings = load_settings()
     settings.ensure_dirs()
     _print(f"tester intake on http://{args.host}:{args.port}/ (state in {settings.home / 'intake'}; Ctrl+C stops)")
@@ -179,6 +197,11 @@ def add_intake_commands(commands: argparse._SubParsersAction) -> None:
     )
     intake.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     intake.add_argument("--port", type=int, default=8001, help="port (default 8001)")
+    intake.add_argument(
+        "--allow-public",
+        action="store_true",
+        help="listen on an interface other machines reach (refused without it: tokens travel in plain HTTP)",
+    )
     intake.set_defaults(handler=command_intake)
 
     testers = commands.add_parser("testers", help="add, list or revoke the testers who may upload sheets")

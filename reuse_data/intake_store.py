@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import hmac
 import json
 import os
 import secrets
@@ -177,14 +178,21 @@ class IntakeStore:
         return [Tester(**dict(row)) for row in rows]
 
     def authenticate(self, token: str) -> str | None:
-        """The name of the active tester holding ``token``, or None."""
+        """The name of the active tester holding ``token``, or None.
+
+        Every active tester's hash is compared, each in constant time, and none is looked up by
+        the presented value, so how long the answer takes tells nothing of how close a guess was.
+        """
         if not token:
             return None
+        presented = token_hash(token)
         with self._connect() as connection:
-            row = connection.execute(
-                "SELECT name FROM testers WHERE token_sha256 = ? AND revoked_at IS NULL", (token_hash(token),)
-            ).fetchone()
-        return row["name"] if row else None
+            rows = connection.execute("SELECT name, token_sha256 FROM testers WHERE revoked_at IS NULL").fetchall()
+        holder = None
+        for row in rows:
+            if hmac.compare_digest(row["token_sha256"], presented):
+                holder = row["name"]
+        return holder
 
     # Receipts
 

@@ -18,7 +18,7 @@ import pytest
 
 from benchmarks.harness import Server, copy_home, dagster_daemon, serving
 from pipelines.sensors import ABANDONED_TAG
-from reuse_data.intake_cli import multipart_body
+from reuse_data.intake_cli import is_loopback, multipart_body
 from reuse_data.intake_store import IntakeStore
 from serve.snapshot import load_snapshot
 from tests.conftest import PROJECT_ROOT, run_cli
@@ -54,8 +54,13 @@ def tokens(intake_home: Path) -> dict[str, str]:
 @pytest.fixture(scope="module")
 def intake(intake_home: Path, tokens) -> Iterator[Server]:
     environ = {"REUSE_DATA_INTAKE_MAX_BYTES": str(MAX_BYTES)}
-    with serving(intake_home, command="intake", ready="/", environ=environ) as running:
+    with serving(intake_home, command="intake", ready="/", environ=environ, log=intake_log(intake_home)) as running:
         yield running
+
+
+def intake_log(home: Path) -> Path:
+    """Everything the module's intake server prints."""
+    return home.parent / "intake.log"
 
 
 def upload(server: Server, content: bytes, token: str | None, name: str = "session.csv"):
@@ -183,6 +188,45 @@ def test_the_cli_prints_the_verdict_as_a_table(intake: Server, tokens, tmp_path)
     good.write_bytes(sheet(good_row(reading="15.5")))
     accepted = run_cli("upload", str(good), "--url", url, "--token", tokens[TESTER], "--json", home=intake.home)
     assert accepted.returncode == 0 and json.loads(accepted.output)["http_status"] == 201
+
+
+def test_no_token_is_ever_written_to_the_intakes_output_or_state(intake: Server, tokens):
+    accepted, refused = tokens[TESTER], tokens["Former Tester"]
+    assert upload(intake, sheet(good_row(reading="16.5")), accepted).status == 201
+    assert upload(intake, sheet(good_row(reading="999")), accepted).status == 422
+    assert upload(intake, sheet(good_row(reading="16.5")), refused).status == 401
+    for header in (f"Basic {accepted}", accepted, f"Bearer {accepted} {accepted}"):
+        assert intake.get("/api/intake/receipts", {"Authorization": header}).status == 401
+    # A NUL in a header is refused by the HTTP parser itself, which logs the bad request.
+    assert intake.get("/api/intake/receipts", {"Authorization": f"Bearer {accepted}\x00"}).status == 400
+    assert intake.get(f"/api/intake/receipts?token={accepted}").status == 401
+    written = [intake_log(intake.home).read_bytes()]
+    written += [p.read_bytes() for p in (intake.home / "intake").rglob("*") if p.is_file()]
+    for token in (accepted, refused):
+        assert not any(token.encode() in blob for blob in written)
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "intake.example.org"])
+def test_the_intake_refuses_an_interface_other_machines_reach_without_the_flag(host: str, tmp_path):
+    refused = run_cli("intake", "--host", host, "--port", "1", home=tmp_path / "home")
+    assert refused.returncode == 2
+    assert "--allow-public" in refused.output and "TLS" in refused.output
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.0.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("10.0.0.1", False),
+        ("example.org", False),
+    ],
+)
+def test_loopback_hosts(host: str, loopback: bool):
+    assert is_loopback(host) is loopback
 
 
 def test_testers_add_prints_the_token_last_and_stores_only_its_hash(tmp_path):
