@@ -7,6 +7,8 @@ with a larger bench mart to stream.
 
 from __future__ import annotations
 
+import contextlib
+import http.client
 import json
 import os
 import shutil
@@ -67,6 +69,16 @@ class Server:
                 return Reply(response.status, {k.lower(): v for k, v in response.headers.items()}, response.read())
         except urllib.error.HTTPError as error:
             return Reply(error.code, {k.lower(): v for k, v in error.headers.items()}, error.read())
+
+    def exchange(self, request: bytes, timeout: float = 30) -> Reply:
+        """Send ``request`` byte for byte (no client-side checks) and read the one response to it."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as connection:
+            # A server that answers and closes before taking it all has still sent its answer.
+            with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                connection.sendall(request)
+            response = http.client.HTTPResponse(connection, method=request.split(b" ", 1)[0].decode("latin-1"))
+            response.begin()
+            return Reply(response.status, {k.lower(): v for k, v in response.getheaders()}, response.read())
 
     def wait_for_version(self, version: str, consecutive: int = 1, seconds: float = 20) -> None:
         """Until ``consecutive`` replies in a row come from ``version`` (every worker has switched)."""

@@ -113,6 +113,7 @@ def command_demo_generate(args: argparse.Namespace) -> int:
 def command_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from serve.http_limits import BOUNDED_HTTP
     from warehouse.snapshots import current_version
 
     settings = load_settings()
@@ -136,6 +137,7 @@ def command_serve(args: argparse.Namespace) -> int:
         log_level="warning",
         access_log=False,  # at log level warning it prints nothing, yet costs a log record per request
         timeout_graceful_shutdown=10,
+        http=BOUNDED_HTTP,
     )
     return 0
 

@@ -42,6 +42,8 @@ def is_loopback(host: str) -> bool:
 def command_intake(args: argparse.Namespace) -> int:
     import uvicorn
 
+    from serve.http_limits import BOUNDED_HTTP
+
     if not is_loopback(args.host) and not args.allow_public:
         _print(
             f"error: --host {args.host} would take uploads and tester tokens from other machines over plain "
@@ -52,7 +54,15 @@ def command_intake(args: argparse.Namespace) -> int:
     settings = load_settings()
     settings.ensure_dirs()
     _print(f"tester intake on http://{args.host}:{args.port}/ (state in {settings.home / 'intake'}; Ctrl+C stops)")
-    uvicorn.run("serve.intake:create_intake_app", factory=True, host=args.host, port=args.port, log_level="warning")
+    uvicorn.run(
+        "serve.intake:create_intake_app",
+        factory=True,
+        host=args.host,
+        port=args.port,
+        log_level="warning",
+        http=BOUNDED_HTTP,
+        timeout_graceful_shutdown=10,
+    )
     return 0
 
 

@@ -1,0 +1,97 @@
+"""uvicorn's httptools protocol with a bound on the request head, for the API and the intake.
+
+httptools keeps whatever a client sends before the blank line that ends the headers: a 20 MB
+header was buffered whole and then answered. Here a request line with its headers may take
+``MAX_HEAD_BYTES``; past that, the client gets 414 (still in the request line) or 431 (in the
+headers) as problem+json, and the connection closes: a head still arriving is refused once
+its reads pass the bound, a head that arrived whole is measured before the app sees it.
+
+Pass ``BOUNDED_HTTP`` as uvicorn's ``http`` option: an import string, so every worker process
+loads the class itself.
+"""
+
+from __future__ import annotations
+
+import orjson
+from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
+
+from serve.problems import PROBLEM_TYPE_BASE
+
+MAX_HEAD_BYTES = 32 * 1024
+BOUNDED_HTTP = "serve.http_limits:BoundedHttpToolsProtocol"
+_TOO_LARGE = {
+    414: ("URI too long", "request line exceeds"),
+    431: ("Request header fields too large", "request line and headers exceed"),
+}
+
+
+def head_too_large(status: int) -> bytes:
+    """The problem+json body of a 414 or 431 refusal."""
+    title, subject = _TOO_LARGE[status]
+    return orjson.dumps(
+        {
+            "type": PROBLEM_TYPE_BASE + title.lower().replace(" ", "-"),
+            "title": title,
+            "status": status,
+            "detail": f"The {subject} {MAX_HEAD_BYTES} bytes. Send shorter values.",
+        }
+    )
+
+
+class BoundedHttpToolsProtocol(HttpToolsProtocol):
+    """``HttpToolsProtocol`` that refuses a request head longer than ``MAX_HEAD_BYTES``."""
+
+    def connection_made(self, transport) -> None:  # type: ignore[no-untyped-def]
+        super().connection_made(transport)
+        self._head_bytes = 0
+        self._in_head = True
+        self._in_request_line = True
+
+    def data_received(self, data: bytes) -> None:
+        if self.transport.is_closing():
+            return
+        super().data_received(data)
+        if not self._in_head:
+            return
+        # Every byte of this read belongs to a head that is not complete yet.
+        self._head_bytes += len(data)
+        self._in_request_line = self._in_request_line and b"\n" not in data
+        if self._head_bytes > MAX_HEAD_BYTES and not self.transport.is_closing():
+            self._refuse(414 if self._in_request_line else 431)
+
+    def on_headers_complete(self) -> None:
+        # A head that arrived in one read is measured here, before the app sees it.
+        self._in_head = False
+        size = len(self.url) + sum(len(name) + len(value) + 4 for name, value in self.headers)
+        if size > MAX_HEAD_BYTES:
+            self._refuse(414 if len(self.url) > MAX_HEAD_BYTES else 431)
+            return
+        super().on_headers_complete()
+
+    def on_body(self, body: bytes) -> None:
+        if not self.transport.is_closing():
+            super().on_body(body)
+
+    def on_message_complete(self) -> None:
+        if self.transport.is_closing():
+            return
+        super().on_message_complete()
+        self._head_bytes, self._in_head, self._in_request_line = 0, True, True
+
+    def _refuse(self, status: int) -> None:
+        body = head_too_large(status)
+        self.logger.warning("refused a request whose head exceeded %d bytes (%d)", MAX_HEAD_BYTES, status)
+        content = [STATUS_LINE[status]]
+        for name, value in self.server_state.default_headers:
+            content.extend([name, b": ", value, b"\r\n"])
+        content.extend(
+            [
+                b"content-type: application/problem+json\r\n",
+                b"content-length: " + str(len(body)).encode("ascii") + b"\r\n",
+                b"connection: close\r\n",
+                b"\r\n",
+                body,
+            ]
+        )
+        self.transport.write(b"".join(content))
+        self.transport.close()
