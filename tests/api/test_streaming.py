@@ -8,6 +8,7 @@ The server here serves a snapshot whose bench mart holds 120 copies of the demo'
 from __future__ import annotations
 
 import json
+import signal
 import socket
 import threading
 import time
@@ -108,3 +109,47 @@ def test_a_stream_in_flight_finishes_on_its_own_snapshot_across_switches(big_ser
     headers = dict(line.lower().split(": ", 1) for line in head.splitlines()[1:])
     assert head.startswith("HTTP/1.1 200") and headers["x-dataset-version"] == started_on.lower()
     assert len(lines) == BENCH_MAX_LIMIT and all(json.loads(line)["status"] for line in lines)
+
+
+def test_a_client_that_stops_reading_a_large_export_holds_up_no_one(big_server: Server):
+    stalled = socket.socket()
+    stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
+    with stalled:
+        stalled.connect(("127.0.0.1", big_server.port))
+        stalled.sendall(f"GET /api/public/bench.jsonl?limit={BENCH_MAX_LIMIT} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
+        assert stalled.recv(1024).startswith(b"HTTP/1.1 200")
+        # It reads no more: the server's writes to it wait while everyone else is served.
+        others = ["/api/public/products.json", "/api/public/bench.csv?limit=2000", "/api/public/ask.json?q=bottle"]
+        for path in others * 3:
+            assert big_server.get(path, timeout=10).status == 200
+        stalled.settimeout(60)
+        rest = bytearray()
+        while not rest.endswith(b"\r\n0\r\n\r\n"):
+            block = stalled.recv(1 << 16)
+            assert block, "the stalled stream was closed before its end"
+            rest += block
+    assert rest.count(b"\n") > BENCH_MAX_LIMIT  # and it still gets every row once it reads again
+
+
+def test_sigterm_finishes_the_responses_in_flight_and_takes_no_new_ones(big_server: Server):
+    with serving(big_server.home) as server:
+        outcome: dict[str, object] = {}
+
+        def slow_reader() -> None:
+            outcome["reply"] = raw_get(server.port, f"/api/public/bench.jsonl?limit={BENCH_MAX_LIMIT}", 8192, 0.002)
+
+        reader = threading.Thread(target=slow_reader)
+        reader.start()
+        time.sleep(0.5)
+        server.process.terminate()
+        assert reader.is_alive(), "the stream should still be in flight when SIGTERM arrives"
+        time.sleep(0.5)
+        with pytest.raises(OSError):  # the listening socket closes at once
+            server.get("/api/public/products.json", timeout=5)
+        reader.join(timeout=30)
+        assert not reader.is_alive()
+        # uvicorn shuts down, then re-raises the signal it caught: the exit status is SIGTERM's.
+        assert server.process.wait(timeout=30) == -signal.SIGTERM
+    head, chunks = outcome["reply"]
+    assert head.startswith("HTTP/1.1 200")
+    assert len(b"".join(chunks).decode().splitlines()) == BENCH_MAX_LIMIT
