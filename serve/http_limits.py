@@ -1,5 +1,8 @@
 """uvicorn's httptools protocol with a bound on the request head, for the API and the intake.
 
+Every refusal made here, before the app sees the request, is problem+json like the app's own:
+400 for a request httptools cannot parse, 414 and 431 for a head too long.
+
 httptools keeps whatever a client sends before the blank line that ends the headers: a 20 MB
 header was buffered whole and then answered. Here a request line with its headers may take
 ``MAX_HEAD_BYTES``; past that, the client gets 414 (still in the request line) or 431 (in the
@@ -25,17 +28,16 @@ _TOO_LARGE = {
 }
 
 
+def protocol_problem(status: int, title: str, detail: str) -> bytes:
+    """The problem+json body of a refusal made before the request reaches the app."""
+    slug = title.lower().replace(" ", "-")
+    return orjson.dumps({"type": PROBLEM_TYPE_BASE + slug, "title": title, "status": status, "detail": detail})
+
+
 def head_too_large(status: int) -> bytes:
     """The problem+json body of a 414 or 431 refusal."""
     title, subject = _TOO_LARGE[status]
-    return orjson.dumps(
-        {
-            "type": PROBLEM_TYPE_BASE + title.lower().replace(" ", "-"),
-            "title": title,
-            "status": status,
-            "detail": f"The {subject} {MAX_HEAD_BYTES} bytes. Send shorter values.",
-        }
-    )
+    return protocol_problem(status, title, f"The {subject} {MAX_HEAD_BYTES} bytes. Send shorter values.")
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -78,9 +80,16 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         super().on_message_complete()
         self._head_bytes, self._in_head, self._in_request_line = 0, True, True
 
+    def send_400_response(self, msg: str) -> None:
+        """httptools could not parse the request (a NUL in a header, say): 400 as problem+json."""
+        detail = "The request is not valid HTTP/1.1 (a control character in a header, or a malformed line)."
+        self._send_refusal(400, protocol_problem(400, "Invalid request", detail))
+
     def _refuse(self, status: int) -> None:
-        body = head_too_large(status)
         self.logger.warning("refused a request whose head exceeded %d bytes (%d)", MAX_HEAD_BYTES, status)
+        self._send_refusal(status, head_too_large(status))
+
+    def _send_refusal(self, status: int, body: bytes) -> None:
         content = [STATUS_LINE[status]]
         for name, value in self.server_state.default_headers:
             content.extend([name, b": ", value, b"\r\n"])

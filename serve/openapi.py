@@ -26,6 +26,12 @@ SLOT_STATUSES = ["measured", "pending", "retest"]
 ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT = 5, 20
 BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT = 5000, 20000
 MAX_Q_LENGTH, MAX_PATH_LENGTH, MAX_FILTER_LENGTH = 1000, 512, 200
+# What serve/params.py refuses, said as patterns: no NUL anywhere; a required text has
+# something besides white space. White space is spelled out as JSON Schema's patterns
+# (ECMA-262 \s) know it, so that Python's re, whose \s also takes \x1c-\x1f, applies the same rule.
+BLANK_CHARACTERS = "\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
+TEXT_PATTERN = "^[^\\u0000]*$"
+REQUIRED_TEXT_PATTERN = f"^[^\\u0000]*[^\\u0000{BLANK_CHARACTERS}][^\\u0000]*$"
 
 
 # --- schema builders ----------------------------------------------------------------------
@@ -614,17 +620,15 @@ def query(name: str, schema: Schema, description: str, required: bool = False) -
 def limit_parameter(default: int, maximum: int) -> Schema:
     return query(
         "limit",
-        {"type": "integer", "minimum": 0, "default": default, "maximum": maximum},
-        f"How many at most; default {default}. A value above {maximum} is clamped to {maximum}.",
+        # No "maximum" keyword: a larger value is valid (clamped), not refused.
+        {"type": "integer", "minimum": 0, "default": default},
+        f"How many at most; default {default}, maximum {maximum}: a larger value is clamped to {maximum}.",
     )
 
 
-PROTOCOL_FILTER = query(
-    "protocol", {"type": "string", "maxLength": MAX_FILTER_LENGTH}, "Protocol slug; an unknown slug gives no rows."
-)
-PRODUCT_FILTER = query(
-    "product", {"type": "string", "maxLength": MAX_FILTER_LENGTH}, "Product slug; an unknown slug gives no rows."
-)
+FILTER = {"type": "string", "maxLength": MAX_FILTER_LENGTH, "pattern": TEXT_PATTERN}
+PROTOCOL_FILTER = query("protocol", FILTER, "Protocol slug; an unknown slug gives no rows.")
+PRODUCT_FILTER = query("product", FILTER, "Product slug; an unknown slug gives no rows.")
 
 
 @dataclass(frozen=True)
@@ -656,7 +660,12 @@ OPERATIONS: tuple[Operation, ...] = (
         ref("AskResponse"),
         example="q=Which+insulated+bottle+keeps+tea+hot+all+day",
         parameters=[
-            query("q", {"type": "string", "maxLength": MAX_Q_LENGTH}, "The question, in any language.", True),
+            query(
+                "q",
+                {"type": "string", "maxLength": MAX_Q_LENGTH, "pattern": REQUIRED_TEXT_PATTERN},
+                "The question, in any language.",
+                True,
+            ),
             limit_parameter(ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT),
             query(
                 "lang",
@@ -699,7 +708,7 @@ OPERATIONS: tuple[Operation, ...] = (
         parameters=[
             query(
                 "path",
-                {"type": "string", "maxLength": MAX_PATH_LENGTH},
+                {"type": "string", "maxLength": MAX_PATH_LENGTH, "pattern": REQUIRED_TEXT_PATTERN},
                 f"Site path /<section>/<slug>; sections are {PAGE_SECTIONS}.",
                 True,
             )

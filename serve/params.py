@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import datetime as dt
+import re
 
 from starlette.requests import Request
 
-from serve.openapi import MAX_FILTER_LENGTH
+from serve.openapi import BLANK_CHARACTERS, MAX_FILTER_LENGTH
 from serve.problems import ProblemError
 
 # Longer than any limit can be: digits beyond this are clamped without being converted.
 _LIMIT_DIGITS = 9
+# A character that is neither white space nor NUL (the document's REQUIRED_TEXT_PATTERN).
+_NOT_BLANK = re.compile(f"[^\\u0000{BLANK_CHARACTERS}]")
 
 
 def bad(name: str, message: str) -> ProblemError:
@@ -19,7 +22,7 @@ def bad(name: str, message: str) -> ProblemError:
 
 def required_text(request: Request, name: str, max_length: int) -> str:
     value = request.query_params.get(name)
-    if value is None or not value.strip():
+    if value is None or not _NOT_BLANK.search(value):
         raise bad(name, "is required")
     if len(value) > max_length:
         raise bad(name, f"is longer than {max_length} characters")
@@ -40,7 +43,7 @@ def optional_text(request: Request, name: str, max_length: int = MAX_FILTER_LENG
 def limit(request: Request, default: int, maximum: int) -> int:
     """A non-negative integer; above ``maximum`` it is clamped to the maximum."""
     raw = request.query_params.get("limit")
-    if raw is None or raw == "":
+    if raw is None:
         return default
     if not raw.isascii() or not raw.isdigit():
         raise bad("limit", f"must be a whole number from 0 (default {default}, maximum {maximum})")
@@ -65,7 +68,7 @@ def _parse_moment(raw: str) -> dt.datetime:
 def since(request: Request) -> dt.datetime | None:
     """An ISO 8601 date or date-time; a date means its midnight UTC, a naive time is UTC."""
     raw = request.query_params.get("since")
-    if raw is None or raw == "":
+    if raw is None:
         return None
     try:
         moment = _parse_moment(raw)
