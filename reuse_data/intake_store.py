@@ -204,12 +204,15 @@ class IntakeStore:
         path = self.sheets_dir / f"{sha256}{suffix}"
         if not path.exists():
             temporary = self.sheets_dir / f".{sha256}.{secrets.token_hex(4)}.part"
-            with temporary.open("wb") as handle:
-                handle.write(content)
-                handle.flush()
-                os.fsync(handle.fileno())
-            temporary.chmod(0o444)
-            os.replace(temporary, path)
+            try:
+                with temporary.open("wb") as handle:
+                    handle.write(content)
+                    handle.flush()
+                    os.fsync(handle.fileno())
+                temporary.chmod(0o444)
+                os.replace(temporary, path)
+            finally:
+                temporary.unlink(missing_ok=True)  # what a full disk let through, if anything
         return path
 
     def record(

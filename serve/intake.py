@@ -10,13 +10,17 @@ A sheet is checked row by row against the published snapshot's reference data
 its row and column); nothing of it is kept. An accepted sheet is archived as received,
 gets a receipt (201), and waits for the pipeline's sensor to ingest and publish it. The
 same bytes again get the same receipt (200) and are not ingested twice; from another tester
-they get 409, since a receipt is read only by the tester it names.
+they get 409, since a receipt is read only by the tester it names. A data directory that is
+full (507) or cannot be written (503) fails the upload before any receipt exists.
 """
 
 from __future__ import annotations
 
 import asyncio
+import errno
 import hashlib
+import logging
+import sqlite3
 import tempfile
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -34,9 +38,11 @@ from reuse_data.bench_sheets import SheetError
 from reuse_data.intake_store import IntakeStore, Receipt
 from reuse_data.settings import Settings, load_settings
 from reuse_data.sheet_validation import Reference, validate_sheet
-from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
+from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected, problem_response
 from serve.snapshot import read_tables
 from warehouse.snapshots import current_version, snapshot_path
+
+logger = logging.getLogger("uvicorn.error")
 
 PAGE = Path(__file__).with_name("intake_page.html")
 MULTIPART_OVERHEAD = 16 * 1024  # boundaries and part headers around the file
@@ -198,6 +204,28 @@ async def get_receipt(request: Request) -> Response:
     return json_response(_own(request, receipt).as_json())
 
 
+# errno values that mean the disk, or the intake user's quota, is full.
+_DISK_FULL = {errno.ENOSPC, errno.EDQUOT}
+
+
+async def handle_storage_error(request: Request, error: Exception) -> Response:
+    """The intake could not read or write its data directory: 507 when the disk is full, 503
+    otherwise (read-only, permissions). The sheet was not stored and no receipt was made."""
+    full = (isinstance(error, OSError) and error.errno in _DISK_FULL) or (
+        isinstance(error, sqlite3.OperationalError) and "full" in str(error)
+    )
+    where = request.app.state.settings.home / "intake"
+    logger.error("intake storage under %s failed: %s", where, error)
+    if full:
+        detail = "The intake's disk is full. Nothing was stored and no receipt was made; upload again once it has room."
+        return problem_response(request, 507, detail, slug="insufficient-storage")
+    detail = (
+        "The intake cannot write its data directory (read-only or not permitted). Nothing was stored and no "
+        "receipt was made; upload again later, and tell the lab lead."
+    )
+    return problem_response(request, 503, detail, slug="storage-unavailable")
+
+
 async def upload_page(request: Request) -> Response:
     return HTMLResponse(PAGE.read_text(encoding="utf-8"), headers={"Cache-Control": "no-store"})
 
@@ -215,6 +243,8 @@ def create_intake_app(settings: Settings | None = None, max_upload_bytes: int | 
         exception_handlers={
             ProblemError: handle_problem,
             HTTPException: handle_http_exception,
+            OSError: handle_storage_error,
+            sqlite3.Error: handle_storage_error,
             Exception: handle_unexpected,
         },
     )

@@ -21,7 +21,8 @@ TITLES = {
     415: "Unsupported file type",
     422: "Invalid bench sheet",
     500: "Internal error",
-    503: "No published snapshot",
+    503: "Service unavailable",
+    507: "Insufficient storage",
 }
 
 

@@ -3,6 +3,7 @@ real sensor ticks and real builds."""
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import os
@@ -12,11 +13,12 @@ import sys
 import time
 import zipfile
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import Server, copy_home, dagster_daemon, serving
+from benchmarks.harness import Server, copy_home, dagster_daemon, free_port, running, serving
 from pipelines.sensors import ABANDONED_TAG
 from reuse_data.intake_cli import is_loopback, multipart_body
 from reuse_data.intake_store import IntakeStore
@@ -240,6 +242,58 @@ def test_testers_add_prints_the_token_last_and_stores_only_its_hash(tmp_path):
     assert run_cli("testers", "revoke", "Harpreet Kaur", home=home).returncode == 0
     assert IntakeStore(home).authenticate(token) is None
     assert "revoked" in run_cli("testers", "list", home=home).output
+
+
+# Tester data: kept once receipted, refused clearly when it cannot be kept
+
+
+def test_an_accepted_sheet_survives_the_intake_killed_right_after_its_201(intake_home: Path, tokens):
+    content = sheet(good_row(reading="14.2"), good_row(sample=2, reading="14.4"))
+    with serving(intake_home, command="intake", ready="/") as doomed:
+        accepted = upload(doomed, content, tokens[TESTER])
+        doomed.process.send_signal(signal.SIGKILL)
+        doomed.process.wait()
+    assert accepted.status == 201
+    store = IntakeStore(intake_home)
+    receipt = store.receipt(accepted.json()["id"])
+    assert receipt is not None and store.sheet_path(receipt).read_bytes() == content
+    with serving(intake_home, command="intake", ready="/") as restarted:
+        assert restarted.get(f"/api/intake/receipts/{receipt.id}", bearer(tokens[TESTER])).status == 200
+
+
+# A small tmpfs over the sheets folder, in a user and mount namespace of the intake's own:
+# no privileges needed, and nothing outside the namespace sees it.
+SHEETS_FULL = 'mount -t tmpfs -o size=8k tmpfs "$1" && { cat /dev/zero > "$1/filler" 2>/dev/null; true; }'
+SHEETS_READ_ONLY = 'mount -t tmpfs -o ro,size=8k tmpfs "$1"'
+
+
+@contextmanager
+def intake_over_mounted_sheets(home: Path, mount: str) -> Iterator[Server]:
+    if subprocess.run(["unshare", "--user", "--map-root-user", "--mount", "true"], check=False).returncode:
+        pytest.skip("this machine allows no user namespaces (unshare), so a full or read-only disk cannot be made")
+    port = free_port()
+    script = f'{mount} && exec "$2" -m reuse_data.cli intake --port "$3"'
+    sheets = IntakeStore(home).sheets_dir
+    argv = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, "sh", str(sheets), sys.executable]
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    with running([*argv, str(port)], port, "/", env) as process:
+        yield Server(port, home, process)
+
+
+@pytest.mark.parametrize(("mount", "status"), [(SHEETS_FULL, 507), (SHEETS_READ_ONLY, 503)], ids=["full", "read-only"])
+def test_a_full_or_read_only_disk_gets_a_clear_refusal_and_no_receipt(
+    intake: Server, intake_home: Path, tokens, mount: str, status: int
+):
+    content = sheet(good_row(reading=f"{status / 40:.1f}"))
+    with intake_over_mounted_sheets(intake_home, mount) as cramped:
+        refused = upload(cramped, content, tokens[TESTER])
+        assert refused.status == status, refused.body[:500]
+        assert refused.headers["content-type"] == "application/problem+json"
+        assert "no receipt" in refused.json()["detail"]
+        assert cramped.get("/api/intake/receipts", bearer(tokens[TESTER])).status == 200  # reads still work
+    store = IntakeStore(intake_home)
+    assert store.receipt_by_sha256(hashlib.sha256(content).hexdigest()) is None
+    assert upload(intake, content, tokens[TESTER]).status == 201  # nothing lost: the same sheet, once there is room
 
 
 # Into the pipeline: upload -> sensor -> build -> published snapshot -> the public API
