@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup tools build run dev test lint bench bench-scale bench-ask lock clean
+.PHONY: help setup tools build run dev test lint bench bench-scale bench-ask soak lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -57,6 +57,9 @@ bench-scale: setup  ## pipeline scale: builds of 10k-1M readings beside DuckDB's
 
 bench-ask: build  ## ask engine: accuracy per language and latency, against a flat BM25 baseline
 	$(BIN)/python benchmarks/ask_engine.py
+
+soak: setup  ## crash soak: SIGKILL 20 builds at random points, check what survives, into RESULTS.md
+	$(BIN)/python -m benchmarks.crash_soak --record $(SOAK_ARGS)
 
 lock: setup  ## re-pin requirements.lock from the current .venv
 	@(echo "# Every package the project installs, pinned to the versions tested together."; \

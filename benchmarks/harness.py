@@ -8,6 +8,7 @@ with a larger bench mart to stream.
 from __future__ import annotations
 
 import contextlib
+import csv
 import http.client
 import json
 import os
@@ -269,3 +270,26 @@ def inflate_bench(home: Path, copies: int) -> int:
     inflated.replace(demo)
     publish(layout.snapshots_dir, demo)
     return rows
+
+
+def edit_sheet_readings(inputs: Path, product: str, protocol: str, delta: float) -> list[Path]:
+    """Add ``delta`` to every reading of one product in the sheets of ``protocol`` (in every
+    copy of a sheet exported twice, as a lab correcting its records would)."""
+    edited = []
+    for sheet in sorted((inputs / "bench").glob(f"*_{protocol}_session-*.csv")):
+        text = sheet.read_text(encoding="utf-8")
+        delimiter = ";" if text.splitlines()[0].count(";") > 1 else ","
+        rows = list(csv.reader(text.splitlines(), delimiter=delimiter))
+        touched = 0
+        for row in rows[1:]:
+            if row[0].strip().lower() == product:
+                value = float(row[3].replace(",", ".")) + delta
+                row[3] = f"{value:.1f}".replace(".", ",") if delimiter == ";" else f"{value:.1f}"
+                touched += 1
+        if touched:
+            with sheet.open("w", encoding="utf-8", newline="") as handle:
+                csv.writer(handle, delimiter=delimiter, lineterminator="\r\n").writerows(rows)
+            edited.append(sheet)
+    if not edited:
+        raise ValueError(f"no {protocol} sheet has {product}")
+    return edited

@@ -27,6 +27,7 @@ import duckdb
 import pytest
 from openpyxl import load_workbook
 
+from benchmarks.harness import edit_sheet_readings
 from pipelines.build import latest_materialization_metadata
 from reuse_data.settings import load_settings
 from tests.conftest import PROJECT_ROOT, copy_demo, run_cli
@@ -57,28 +58,6 @@ def build(home: Path, inputs: Path) -> str:
     result = run_cli("build", home=home, inputs=inputs)
     assert result.returncode == 0, result.output[-4000:]
     return result.output
-
-
-def edit_sheet_readings(inputs: Path, product: str, protocol: str, delta: float) -> list[Path]:
-    """Add ``delta`` to every reading of one product in the sheets of ``protocol`` (in every
-    copy of a sheet exported twice, as a lab correcting its records would)."""
-    edited = []
-    for sheet in sorted((inputs / "bench").glob(f"*_{protocol}_session-*.csv")):
-        text = sheet.read_text(encoding="utf-8")
-        delimiter = ";" if text.splitlines()[0].count(";") > 1 else ","
-        rows = list(csv.reader(text.splitlines(), delimiter=delimiter))
-        touched = 0
-        for row in rows[1:]:
-            if row[0].strip().lower() == product:
-                value = float(row[3].replace(",", ".")) + delta
-                row[3] = f"{value:.1f}".replace(".", ",") if delimiter == ";" else f"{value:.1f}"
-                touched += 1
-        if touched:
-            with sheet.open("w", encoding="utf-8", newline="") as handle:
-                csv.writer(handle, delimiter=delimiter, lineterminator="\r\n").writerows(rows)
-            edited.append(sheet)
-    assert edited, f"no {protocol} sheet has {product}"
-    return edited
 
 
 def kill_build_during_dbt(home: Path, inputs: Path) -> None:
