@@ -47,9 +47,9 @@ PHASES = ("ingest", "dbt", "publish")
 # The build's progress lines that open each phase (see pipelines/build.py).
 PHASE_STARTS = {"ingest": "▸ ", "dbt": "▸ dbt_models", "publish": "▸ published__snapshot"}
 EDITED_PRODUCT, EDITED_PROTOCOL = "copperleaf-pouch-1000-ml", "leak-loss"
-# What an interrupted write leaves: a staging snapshot or CURRENT, a cache's ".name.<pid>",
+# What an interrupted write leaves: a staging snapshot or CURRENT, a cache's ".name.staging",
 # an upload's ".part", DuckDB's write-ahead log and spill folder.
-TEMPORARY = re.compile(r"^\.staging-|^\..+\.\d+$|\.part$|\.wal$|\.tmp$")
+TEMPORARY = re.compile(r"^\.staging-|^\..+\.(\d+|staging)$|\.part$|\.wal$|\.tmp$")
 
 
 @dataclass

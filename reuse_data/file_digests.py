@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from reuse_data.durable_files import replace_durably
 from reuse_data.input_problems import sha256_of
 
 RACY_SECONDS = 2.0
@@ -36,9 +37,10 @@ def _load(cache: Path) -> dict[str, dict]:
 
 def _save(cache: Path, entries: dict[str, dict]) -> None:
     cache.parent.mkdir(parents=True, exist_ok=True)
-    staging = cache.with_name(f".{cache.name}.{os.getpid()}")
-    staging.write_text(json.dumps(entries, separators=(",", ":")), encoding="utf-8")
-    os.replace(staging, cache)
+    # One staging name: builds never run two at a time (DuckDB takes one writer), and a build
+    # killed mid-write leaves a file the next one overwrites.
+    content = json.dumps(entries, separators=(",", ":")).encode("utf-8")
+    replace_durably(cache, content, cache.with_name(f".{cache.name}.staging"))
 
 
 def file_digests(paths: Sequence[Path], cache: Path | None = None) -> list[str]:

@@ -18,13 +18,14 @@ import datetime as dt
 import hashlib
 import hmac
 import json
-import os
 import secrets
 import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+
+from reuse_data.durable_files import replace_durably
 
 TOKEN_PREFIX = "rdt_"
 """Starts every tester token: recognisable in a leaked log, and never read as a command-line option
@@ -203,16 +204,8 @@ class IntakeStore:
         """Keep ``content`` as received under its hash; a second copy of the same bytes is a no-op."""
         path = self.sheets_dir / f"{sha256}{suffix}"
         if not path.exists():
-            temporary = self.sheets_dir / f".{sha256}.{secrets.token_hex(4)}.part"
-            try:
-                with temporary.open("wb") as handle:
-                    handle.write(content)
-                    handle.flush()
-                    os.fsync(handle.fileno())
-                temporary.chmod(0o444)
-                os.replace(temporary, path)
-            finally:
-                temporary.unlink(missing_ok=True)  # what a full disk let through, if anything
+            staging = self.sheets_dir / f".{sha256}.{secrets.token_hex(4)}.part"
+            replace_durably(path, content, staging, mode=0o444)
         return path
 
     def record(

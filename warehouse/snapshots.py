@@ -20,6 +20,7 @@ from pathlib import Path
 
 import duckdb
 
+from reuse_data.durable_files import fsync_directory, replace_durably
 from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE, STORED_ORDER
 
 CURRENT_FILE = "CURRENT"
@@ -55,22 +56,8 @@ def snapshot_path(store: Path, version: str) -> Path:
     return store / f"{version}{SUFFIX}"
 
 
-def _fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
 def _write_atomically(path: Path, text: str) -> None:
-    temporary = path.with_name(f"{STAGING_PREFIX}{path.name}.{os.getpid()}")
-    with temporary.open("w", encoding="utf-8") as handle:
-        handle.write(text)
-        handle.flush()
-        os.fsync(handle.fileno())
-    os.replace(temporary, path)
-    _fsync_dir(path.parent)
+    replace_durably(path, text.encode("utf-8"), path.with_name(f"{STAGING_PREFIX}{path.name}.{os.getpid()}"))
 
 
 def current_version(store: Path) -> str | None:
@@ -157,7 +144,7 @@ def publish(
         with staging.open("rb") as handle:
             os.fsync(handle.fileno())
         os.replace(staging, final)
-        _fsync_dir(store)
+        fsync_directory(store)
     except BaseException:
         staging.unlink(missing_ok=True)
         Path(f"{staging}.wal").unlink(missing_ok=True)
