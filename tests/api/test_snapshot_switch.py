@@ -109,6 +109,7 @@ def test_switches_under_load_fail_no_request_and_mix_no_response(own_server: Ser
         answer = (reply.headers["etag"], GENERATED_AT.sub(b"", reply.body))  # ask.json is timed per request
         assert bodies.setdefault((path, version), answer) == answer, f"{path} differed within {version}"
     assert served <= set(published) and len(served) >= SWITCHES  # every switch was seen under load
+    print(f"{len(replies)} requests over {len(HAMMERED)} addresses through {SWITCHES} switches, none failed")
     # These carry no marked text: the JSON ones name their snapshot in dataset_version (checked
     # above), and claims.jsonl (a view in the warehouse) was byte-identical within each version.
     unmarked = {"capabilities.json", "dataset.json", "press-kit.json", "ask.json", "claims.jsonl"}
