@@ -17,7 +17,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from reuse_data.settings import Settings, load_settings
-from serve import openapi, routes_ask, routes_bench, routes_catalogue, routes_pages
+from serve import openapi, routes_ask, routes_bench, routes_catalogue, routes_pages, site
 from serve.documents import precompute
 from serve.http_cache import Preflight, cached
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
@@ -37,6 +37,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     def prepare(snapshot: Snapshot) -> None:
         precompute(snapshot, settings.base_url)
         routes_ask.prepare_ask(snapshot)
+        site.prepare_site(snapshot, settings.base_url)
 
     holder = SnapshotHolder(settings.snapshots_dir, prepare)
 
@@ -60,6 +61,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             *routes_pages.routes,
             *routes_bench.routes,
             Route("/api/public/openapi.json", openapi_document),
+            *site.routes(settings.base_url),
         ],
         middleware=[Middleware(Preflight)],
         exception_handlers={

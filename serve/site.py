@@ -1,0 +1,222 @@
+"""The human-readable side of the same data: every cited ``{base_url}/<section>/<slug>`` as HTML.
+
+A page is rendered from the snapshot's page record (title, quotable answer, body in Markdown,
+FAQ, sources, bench table, attribution) with its canonical link, ``hreflang`` alternates for
+the six languages and schema.org JSON-LD. ``?lang=<code>`` renders the translated parts in
+that language (right to left for ar). A page is rendered once per snapshot and language and
+then served from memory with the API's caching headers. Markdown is rendered with raw HTML
+escaped and unsafe link schemes refused; templates autoescape.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import partial
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+from jinja2 import Environment, FileSystemLoader, select_autoescape
+from markdown_it import MarkdownIt
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from serve.documents import plain
+from serve.http_cache import cached
+from serve.routes_ask import FALLBACK_PATH
+from serve.snapshot import Snapshot
+
+HTML = "text/html; charset=utf-8"
+SECTIONS = ("guides", "comparisons", "reviews", "products", "journal")
+TEMPLATES_DIR = Path(__file__).with_name("templates")
+PAGES_KEPT = 20_000  # rendered pages per snapshot (one per page and language asked for)
+TEMPLATES = Environment(
+    loader=FileSystemLoader(TEMPLATES_DIR),
+    autoescape=select_autoescape(["html"]),
+    trim_blocks=True,
+    lstrip_blocks=True,
+)
+MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
+# The page's own words in each language (the data's translated parts come from the snapshot).
+LABELS: dict[str, dict[str, str]] = json.loads((TEMPLATES_DIR / "labels.json").read_text(encoding="utf-8"))
+DEFAULT_LANGUAGE = "en"
+
+
+def render_markdown(text: str | None) -> Markup:
+    """Markdown as HTML: raw HTML in it is escaped, javascript: and other unsafe links are refused."""
+    return Markup(MARKDOWN.render(text or ""))
+
+
+def translated(value: Any, lang: str) -> str:
+    """The ``lang`` text of a translated field ({code: text}), else its English; a plain string as it is."""
+    if isinstance(value, dict):
+        return value.get(lang) or value.get(DEFAULT_LANGUAGE) or ""
+    return value or ""
+
+
+def language_url(url: str, lang: str) -> str:
+    return url if lang == DEFAULT_LANGUAGE else f"{url}?lang={lang}"
+
+
+def json_ld(page: dict[str, Any], snapshot: Snapshot, lang: str) -> list[dict[str, Any]]:
+    """schema.org for the page: Product (+ Review, AggregateRating) for products and reviews,
+    Article for guides, comparisons and journal posts, and FAQPage when it has questions."""
+    publisher = {"@type": "Organization", "name": snapshot.publisher["name"], "url": snapshot.publisher["url"]}
+    url = language_url(page["canonical_url"], lang)
+    answer = translated(page["answer"], lang)
+    blocks: list[dict[str, Any]] = []
+    products = snapshot.cache["products_by_slug"]
+    product = products.get(page["product_slugs"][0]) if page["product_slugs"] else None
+    if page["page_type"] in ("product", "review") and product is not None:
+        item: dict[str, Any] = {
+            "@context": "https://schema.org",
+            "@type": "Product",
+            "name": product["product_name"],
+            "brand": {"@type": "Brand", "name": product["brand"]},
+            "category": translated(product["category_name"], lang),
+            "url": product["url"],
+        }
+        if product["overall_rating"] is not None:
+            rating = {"@type": "Rating", "ratingValue": product["overall_rating"], "bestRating": 100, "worstRating": 0}
+            author = {"@type": "Person", "name": page["author_name"]} if page["author_name"] else publisher
+            item["review"] = {
+                "@type": "Review",
+                "name": page["title"],
+                "url": url,
+                "author": author,
+                "publisher": publisher,
+                "reviewBody": answer,
+                "reviewRating": rating,
+            }
+            item["aggregateRating"] = {
+                "@type": "AggregateRating",
+                "ratingValue": product["overall_rating"],
+                "bestRating": 100,
+                "worstRating": 0,
+                "ratingCount": 1,
+            }
+        if product["price_amount"] is not None:
+            item["offers"] = {
+                "@type": "Offer",
+                "price": product["price_amount"],
+                "priceCurrency": product["price_currency"],
+            }
+        blocks.append(item)
+    else:
+        article: dict[str, Any] = {
+            "@context": "https://schema.org",
+            "@type": "Article",
+            "headline": page["title"],
+            "description": answer,
+            "url": url,
+            "inLanguage": lang,
+            "publisher": publisher,
+            "license": snapshot.publisher["license_url"],
+        }
+        if page["author_name"]:
+            article["author"] = {"@type": "Person", "name": page["author_name"]}
+        if page["published_at"]:
+            article["datePublished"] = page["published_at"]
+        if page["updated_at"]:
+            article["dateModified"] = page["updated_at"]
+        blocks.append(article)
+    if page["faq"]:
+        blocks.append(
+            {
+                "@context": "https://schema.org",
+                "@type": "FAQPage",
+                "mainEntity": [
+                    {
+                        "@type": "Question",
+                        "name": translated(entry["question"], lang),
+                        "acceptedAnswer": {"@type": "Answer", "text": translated(entry["answer"], lang)},
+                    }
+                    for entry in page["faq"]
+                ],
+            }
+        )
+    return blocks
+
+
+def script_json(document: Any) -> Markup:
+    """JSON safe inside a <script> element: no "</" can end it early."""
+    return Markup(json.dumps(document, ensure_ascii=False).replace("</", "<\\/"))
+
+
+def languages(snapshot: Snapshot) -> list[dict[str, Any]]:
+    return snapshot.tables["languages"]
+
+
+def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
+    """The HTML of the page record at ``path`` in ``lang``."""
+    page = snapshot.cache["page_records"][path]
+    language = next(row for row in languages(snapshot) if row["code"] == lang)
+    alternates = [
+        {"hreflang": row["hreflang"], "href": language_url(page["canonical_url"], row["code"])}
+        for row in languages(snapshot)
+    ]
+    html = TEMPLATES.get_template("page.html").render(
+        page=page,
+        lang=lang,
+        language=language,
+        languages=languages(snapshot),
+        labels=LABELS[lang],
+        answer=translated(page["answer"], lang),
+        faq=[(translated(e["question"], lang), translated(e["answer"], lang)) for e in page["faq"]],
+        body=render_markdown(page["body"]),
+        canonical=language_url(page["canonical_url"], lang),
+        default_url=page["canonical_url"],
+        alternates=alternates,
+        json_ld=[script_json(block) for block in json_ld(page, snapshot, lang)],
+        publisher=snapshot.publisher,
+        version=snapshot.version,
+        hub=language_url(snapshot.cache["site_base_url"] + FALLBACK_PATH, lang),
+    )
+    return html.encode("utf-8")
+
+
+def render_not_found(snapshot: Snapshot, lang: str) -> bytes:
+    return (
+        TEMPLATES.get_template("not_found.html")
+        .render(
+            lang=lang,
+            language=next(row for row in languages(snapshot) if row["code"] == lang),
+            labels=LABELS[lang],
+            publisher=snapshot.publisher,
+            hub=language_url(snapshot.cache["site_base_url"] + FALLBACK_PATH, lang),
+        )
+        .encode("utf-8")
+    )
+
+
+def prepare_site(snapshot: Snapshot, base_url: str) -> None:
+    """What rendering needs, worked out when the snapshot loads: page records by path, products by slug."""
+    snapshot.cache["page_records"] = {row["path"]: plain(row) for row in snapshot.tables["pages"]}
+    snapshot.cache["products_by_slug"] = {row["product_slug"]: plain(row) for row in snapshot.tables["products"]}
+    snapshot.cache["site_base_url"] = base_url
+
+
+def requested_language(request: Request, snapshot: Snapshot) -> str | None:
+    """``lang`` from the query (default en), or None when it is not one of the six."""
+    lang = request.query_params.get("lang") or DEFAULT_LANGUAGE
+    return lang if any(row["code"] == lang for row in languages(snapshot)) else None
+
+
+async def site_page(request: Request, section: str) -> Response:
+    snapshot = request.app.state.snapshots.current
+    path = f"/{section}/{request.path_params['slug']}"
+    lang = requested_language(request, snapshot)
+    if lang is None or path not in snapshot.cache["page_records"]:
+        body = render_not_found(snapshot, lang or DEFAULT_LANGUAGE)
+        status = 404 if lang is not None else 400
+        return Response(body, status_code=status, media_type=HTML, headers={"Cache-Control": "no-store"})
+    body = snapshot.remembered("html", (path, lang), lambda: render_page(snapshot, path, lang), PAGES_KEPT)
+    return cached(request, snapshot, body, media_type=HTML, key=f"html:{lang}:{path}")
+
+
+def routes(base_url: str) -> list[Route]:
+    """The page routes, under the path of ``base_url`` (cited URLs are ``{base_url}/<section>/<slug>``)."""
+    prefix = urlsplit(base_url).path.rstrip("/")
+    return [Route(f"{prefix}/{section}/{{slug}}", partial(site_page, section=section)) for section in SECTIONS]

@@ -1,0 +1,103 @@
+"""Every cited URL opens a real page: `{base_url}/<section>/<slug>` as HTML from the same snapshot,
+on the real server. Pages are parsed by html5lib in strict mode (any parse error fails)."""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlsplit
+
+import html5lib
+import pytest
+
+from benchmarks.harness import Reply, Server
+from tests.api.conftest import BASE_URL
+
+PAGE_TYPES = ("guide", "comparison", "review", "product", "post")
+LD_TYPES = {"guide": "Article", "comparison": "Article", "post": "Article", "review": "Product", "product": "Product"}
+
+
+def parsed(reply: Reply):
+    """The page as an element tree; html5lib's strict mode raises on the first parse error."""
+    assert reply.status in (200, 400, 404) and reply.headers["content-type"] == "text/html; charset=utf-8"
+    return html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(reply.body)
+
+
+def links(document, rel: str) -> list[dict[str, str]]:
+    return [dict(link.attrib) for link in document.iter("link") if link.get("rel") == rel]
+
+
+def json_ld(document) -> list[dict]:
+    return [
+        json.loads(script.text) for script in document.iter("script") if script.get("type") == "application/ld+json"
+    ]
+
+
+@pytest.fixture(scope="module")
+def changes(server: Server) -> list[dict]:
+    return server.get("/api/public/changes.json").json()["changes"]
+
+
+def test_every_url_in_the_change_feed_opens_with_its_canonical_link(server: Server, changes: list[dict]):
+    assert {change["type"] for change in changes} == set(PAGE_TYPES)
+    for change in changes:
+        assert change["url"].startswith(BASE_URL)
+        document = parsed(server.get(urlsplit(change["url"]).path))
+        assert [link["href"] for link in links(document, "canonical")] == [change["url"]]
+
+
+@pytest.mark.parametrize("page_type", PAGE_TYPES)
+def test_each_page_type_says_what_its_record_says_with_json_ld_that_parses(
+    server: Server, changes: list[dict], page_type: str
+):
+    url = next(change["url"] for change in changes if change["type"] == page_type)
+    path = urlsplit(url).path
+    record = server.get(f"/api/public/page.json?path={path}").json()["page"]
+    reply = server.get(path)
+    document = parsed(reply)
+    text = "".join(document.find("body").itertext())
+    assert document.find(".//h1").text == record["title"]
+    assert record["answer"]["en"] in text and record["attribution"] in text
+    hrefs = {anchor.get("href") for anchor in document.iter("a")}
+    assert {source["url"] for source in record["sources"]} <= hrefs
+    for row in record["bench_table"]:
+        assert row["protocol_name"] in text
+    blocks = json_ld(document)
+    assert blocks[0]["@type"] == LD_TYPES[page_type]
+    if LD_TYPES[page_type] == "Product" and record["bench_table"]:
+        assert blocks[0]["aggregateRating"]["bestRating"] == 100 and blocks[0]["review"]["@type"] == "Review"
+    assert ("FAQPage" in [b["@type"] for b in blocks]) == bool(record["faq"])
+    hreflangs = [link["hreflang"] for link in links(document, "alternate")]
+    assert hreflangs == ["en", "zh-Hans", "el", "vi", "ar", "pa", "x-default"]
+
+
+def test_lang_renders_the_translated_parts_right_to_left_for_arabic(server: Server):
+    path = "/guides/start-here"
+    record = server.get(f"/api/public/page.json?path={path}").json()["page"]
+    for lang in ("ar", "zh", "pa"):
+        document = parsed(server.get(f"{path}?lang={lang}"))
+        html = document if document.tag == "html" else document.find("html")
+        assert html.get("dir") == ("rtl" if lang == "ar" else "ltr")
+        text = "".join(document.find("body").itertext())
+        assert record["answer"][lang] in text
+        assert [link["href"] for link in links(document, "canonical")] == [f"{BASE_URL}{path}?lang={lang}"]
+        if record["faq"]:
+            assert record["faq"][0]["question"][lang] in text
+
+
+@pytest.mark.parametrize(
+    ("target", "status"),
+    [("/guides/no-such-guide", 404), ("/products/", 404), ("/guides/start-here?lang=xx", 400)],
+)
+def test_an_unknown_page_or_language_gets_a_page_saying_so(server: Server, target: str, status: int):
+    reply = server.get(target)
+    assert reply.status == status
+    if reply.headers["content-type"].startswith("text/html"):
+        parsed(reply)
+
+
+def test_pages_carry_the_apis_caching_headers(server: Server):
+    first = server.get("/guides/start-here")
+    assert first.headers["cache-control"] == "public, max-age=300" and first.headers["x-dataset-version"]
+    again = server.get("/guides/start-here", {"If-None-Match": first.headers["etag"]})
+    assert again.status == 304 and again.body == b""
+    assert server.get("/guides/start-here?lang=el").headers["etag"] != first.headers["etag"]
