@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from serve import documents
 from serve.documents import plain
 from serve.http_cache import cached
 from serve.routes_ask import FALLBACK_PATH
@@ -31,7 +32,8 @@ from serve.snapshot import Snapshot
 HTML = "text/html; charset=utf-8"
 SECTIONS = ("guides", "comparisons", "reviews", "products", "journal")
 TEMPLATES_DIR = Path(__file__).with_name("templates")
-PAGES_KEPT = 20_000  # rendered pages per snapshot (one per page and language asked for)
+PAGES_KEPT = 20_000
+LATEST_CHANGES = 12  # listed on the hub  # rendered pages per snapshot (one per page and language asked for)
 TEMPLATES = Environment(
     loader=FileSystemLoader(TEMPLATES_DIR),
     autoescape=select_autoescape(["html"]),
@@ -157,7 +159,9 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         {"hreflang": row["hreflang"], "href": language_url(page["canonical_url"], row["code"])}
         for row in languages(snapshot)
     ]
-    html = TEMPLATES.get_template("page.html").render(
+    hub = hub_context(snapshot, lang) if path == FALLBACK_PATH else {}
+    html = TEMPLATES.get_template("hub.html" if hub else "page.html").render(
+        **hub,
         page=page,
         lang=lang,
         language=language,
@@ -175,6 +179,62 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         hub=language_url(snapshot.cache["site_base_url"] + FALLBACK_PATH, lang),
     )
     return html.encode("utf-8")
+
+
+def hub_context(snapshot: Snapshot, lang: str) -> dict[str, Any]:
+    """What the fallback hub lists besides its own record: categories, buying scenarios, latest changes."""
+    return {
+        "ask_url": "/api/public/ask.json",
+        "categories": [
+            {
+                "name": translated(row["category_name"], lang),
+                "url": language_url(row["guide_url"], lang),
+                "product_count": row["product_count"],
+            }
+            for row in snapshot.tables["categories"]
+        ],
+        "scenarios": [
+            {
+                "question": translated(row["question"], lang),
+                "product_name": row["product_name"],
+                "url": language_url(row["url"], lang),
+            }
+            for row in snapshot.tables["recommendations"]
+        ],
+        "latest": snapshot.cache["changes"][:LATEST_CHANGES],
+    }
+
+
+def render_api_guide(snapshot: Snapshot, base_url: str) -> bytes:
+    """``/``: the API for a developer arriving from a search engine: every operation with a live
+    example, the licence and attribution rules, and the dataset citation."""
+    capabilities = documents.capabilities(snapshot, base_url)
+    dataset = documents.dataset(snapshot, base_url)
+    return (
+        TEMPLATES.get_template("api_guide.html")
+        .render(
+            lang=DEFAULT_LANGUAGE,
+            language=next(row for row in languages(snapshot) if row["code"] == DEFAULT_LANGUAGE),
+            publisher=snapshot.publisher,
+            version=snapshot.version,
+            hub=base_url + FALLBACK_PATH,
+            endpoints=capabilities["endpoints"],
+            attribution=capabilities["attribution"],
+            citation=dataset["citation"],
+            citation_bibtex=dataset["citation_bibtex"],
+            openapi=f"{base_url}/api/public/openapi.json",
+            llms_full=f"{base_url}/llms-full.txt",
+            statistics=snapshot.statistics,
+        )
+        .encode("utf-8")
+    )
+
+
+async def api_guide(request: Request) -> Response:
+    snapshot = request.app.state.snapshots.current
+    base_url = snapshot.cache["site_base_url"]
+    body = snapshot.remembered("html", "/", lambda: render_api_guide(snapshot, base_url), PAGES_KEPT)
+    return cached(request, snapshot, body, media_type=HTML, key="html:/")
 
 
 def render_not_found(snapshot: Snapshot, lang: str) -> bytes:
@@ -219,4 +279,5 @@ async def site_page(request: Request, section: str) -> Response:
 def routes(base_url: str) -> list[Route]:
     """The page routes, under the path of ``base_url`` (cited URLs are ``{base_url}/<section>/<slug>``)."""
     prefix = urlsplit(base_url).path.rstrip("/")
-    return [Route(f"{prefix}/{section}/{{slug}}", partial(site_page, section=section)) for section in SECTIONS]
+    pages = [Route(f"{prefix}/{section}/{{slug}}", partial(site_page, section=section)) for section in SECTIONS]
+    return [Route(f"{prefix}/", api_guide), *pages]

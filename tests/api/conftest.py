@@ -6,6 +6,7 @@ work on a copy of its home, with a server of their own.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,6 +16,17 @@ from benchmarks.harness import Server, serving
 from tests.conftest import run_cli
 
 BASE_URL = "http://127.0.0.1:8000"  # REUSE_DATA_BASE_URL default: what cited URLs carry
+CHROMIUM = shutil.which("chromium")
+# As root and on a closed network: no sandbox, and none of Chromium's background connections.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 @pytest.fixture(scope="session")
@@ -29,3 +41,14 @@ def demo_home(tmp_path_factory) -> Path:
 def server(demo_home: Path) -> Iterator[Server]:
     with serving(demo_home) as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator:
+    """Headless Chromium (Debian's, driven by Playwright), one per module of browser tests."""
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()

@@ -3,7 +3,6 @@ driven by Playwright against a real `reuse-data intake` on loopback."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,19 +10,8 @@ import pytest
 
 from benchmarks.harness import Server, copy_home, serving
 from reuse_data.intake_store import IntakeStore
+from tests.api.conftest import CHROMIUM
 from tests.api.test_intake import TESTER, good_row, sheet
-
-CHROMIUM = shutil.which("chromium")
-# As root and on a closed network: no sandbox, and none of Chromium's background connections.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium (needs root)"
@@ -44,16 +32,6 @@ def token(page_home: Path) -> str:
 def intake(page_home: Path, token: str) -> Iterator[Server]:
     with serving(page_home, command="intake", ready="/") as running:
         yield running
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as playwright:
-        launched = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        yield launched
-        launched.close()
 
 
 @pytest.fixture

@@ -101,3 +101,28 @@ def test_pages_carry_the_apis_caching_headers(server: Server):
     again = server.get("/guides/start-here", {"If-None-Match": first.headers["etag"]})
     assert again.status == 304 and again.body == b""
     assert server.get("/guides/start-here?lang=el").headers["etag"] != first.headers["etag"]
+
+
+def test_the_hub_lists_categories_scenarios_and_the_latest_changes(server: Server, changes: list[dict]):
+    document = parsed(server.get("/guides/start-here"))
+    hrefs = {anchor.get("href") for anchor in document.iter("a")}
+    assert document.find(".//form[@role='search']").get("action") == "/api/public/ask.json"
+    assert changes[0]["url"] in hrefs
+    recommendations = server.get("/api/public/recommendations.json").json()
+    assert {item["url"] for item in recommendations["recommendations"]} <= hrefs
+    text = "".join(document.find("body").itertext())
+    products = server.get("/api/public/products.json").json()["products"]
+    assert all(product["category_name"]["en"] in text for product in products)
+
+
+def test_the_root_documents_every_operation_with_a_live_example(server: Server):
+    reply = server.get("/")
+    document = parsed(reply)
+    capabilities = server.get("/api/public/capabilities.json").json()
+    hrefs = [anchor.get("href") for anchor in document.iter("a")]
+    text = "".join(document.find("body").itertext())
+    for endpoint in capabilities["endpoints"]:
+        assert endpoint["example"] in hrefs
+        assert server.get(endpoint["example"].removeprefix(BASE_URL)).status == 200
+    assert capabilities["attribution"]["rule"] in text
+    assert server.get("/api/public/dataset.json").json()["citation"] in text
