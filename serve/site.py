@@ -32,8 +32,8 @@ from serve.snapshot import Snapshot
 HTML = "text/html; charset=utf-8"
 SECTIONS = ("guides", "comparisons", "reviews", "products", "journal")
 TEMPLATES_DIR = Path(__file__).with_name("templates")
-PAGES_KEPT = 20_000
-LATEST_CHANGES = 12  # listed on the hub  # rendered pages per snapshot (one per page and language asked for)
+PAGES_KEPT = 20_000  # rendered pages per snapshot (one per page and language asked for)
+LATEST_CHANGES = 12  # listed on the hub
 TEMPLATES = Environment(
     loader=FileSystemLoader(TEMPLATES_DIR),
     autoescape=select_autoescape(["html"]),
@@ -237,15 +237,19 @@ async def api_guide(request: Request) -> Response:
     return cached(request, snapshot, body, media_type=HTML, key="html:/")
 
 
-def render_not_found(snapshot: Snapshot, lang: str) -> bytes:
+def render_refusal(snapshot: Snapshot, lang: str | None) -> bytes:
+    """The page for an unknown path (in ``lang``), or for a ``lang`` that is not one of the six (None)."""
+    shown = lang or DEFAULT_LANGUAGE
+    codes = ", ".join(row["code"] for row in languages(snapshot))
+    heading = LABELS[shown]["not_found"] if lang else f"Unsupported language: lang must be one of {codes}"
     return (
         TEMPLATES.get_template("not_found.html")
         .render(
-            lang=lang,
-            language=next(row for row in languages(snapshot) if row["code"] == lang),
-            labels=LABELS[lang],
+            heading=heading,
+            language=next(row for row in languages(snapshot) if row["code"] == shown),
+            labels=LABELS[shown],
             publisher=snapshot.publisher,
-            hub=language_url(snapshot.cache["site_base_url"] + FALLBACK_PATH, lang),
+            hub=language_url(snapshot.cache["site_base_url"] + FALLBACK_PATH, shown),
         )
         .encode("utf-8")
     )
@@ -266,12 +270,11 @@ def requested_language(request: Request, snapshot: Snapshot) -> str | None:
 
 async def site_page(request: Request, section: str) -> Response:
     snapshot = request.app.state.snapshots.current
-    path = f"/{section}/{request.path_params['slug']}"
+    path = f"/{section}/{request.path_params.get('slug', '')}"
     lang = requested_language(request, snapshot)
     if lang is None or path not in snapshot.cache["page_records"]:
-        body = render_not_found(snapshot, lang or DEFAULT_LANGUAGE)
         status = 404 if lang is not None else 400
-        return Response(body, status_code=status, media_type=HTML, headers={"Cache-Control": "no-store"})
+        return Response(render_refusal(snapshot, lang), status, media_type=HTML, headers={"Cache-Control": "no-store"})
     body = snapshot.remembered("html", (path, lang), lambda: render_page(snapshot, path, lang), PAGES_KEPT)
     return cached(request, snapshot, body, media_type=HTML, key=f"html:{lang}:{path}")
 
@@ -279,5 +282,9 @@ async def site_page(request: Request, section: str) -> Response:
 def routes(base_url: str) -> list[Route]:
     """The page routes, under the path of ``base_url`` (cited URLs are ``{base_url}/<section>/<slug>``)."""
     prefix = urlsplit(base_url).path.rstrip("/")
-    pages = [Route(f"{prefix}/{section}/{{slug}}", partial(site_page, section=section)) for section in SECTIONS]
+    pages = [
+        Route(f"{prefix}/{section}/{tail}", partial(site_page, section=section))
+        for section in SECTIONS
+        for tail in ("{slug}", "")  # a section's own address has no page: the 404 page says where to start
+    ]
     return [Route(f"{prefix}/", api_guide), *pages]
