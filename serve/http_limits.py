@@ -48,12 +48,18 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         self._head_bytes = 0
         self._in_head = True
         self._in_request_line = True
+        self._message_ended = False
 
     def data_received(self, data: bytes) -> None:
         if self.transport.is_closing():
             return
         super().data_received(data)
         if not self._in_head:
+            return
+        if self._message_ended:
+            # This read finished a request; what follows it in the read, if anything, starts the
+            # next head, which is counted from the next read on (and measured whole at its end).
+            self._message_ended = False
             return
         # Every byte of this read belongs to a head that is not complete yet.
         self._head_bytes += len(data)
@@ -78,7 +84,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
         if self.transport.is_closing():
             return
         super().on_message_complete()
-        self._head_bytes, self._in_head, self._in_request_line = 0, True, True
+        self._head_bytes, self._in_head, self._in_request_line, self._message_ended = 0, True, True, True
 
     def send_400_response(self, msg: str) -> None:
         """httptools could not parse the request (a NUL in a header, say): 400 as problem+json."""

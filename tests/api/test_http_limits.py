@@ -78,3 +78,14 @@ def test_each_head_on_a_kept_alive_connection_is_measured_on_its_own(server: Ser
             response = http.client.HTTPResponse(connection, method="GET")
             response.begin()
             assert response.status == 200 and response.read()
+
+
+def test_pipelined_heads_are_each_measured_on_their_own(server: Server):
+    """Three requests of 20 KiB heads in one write: together past the bound, each within it."""
+    padded = head(PATH, b"X-Padding: " + b"a" * (20 * 1024))
+    with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
+        connection.sendall(padded.replace(b"close", b"keep-alive") * 2 + padded)
+        received = bytearray()
+        while block := connection.recv(1 << 16):
+            received += block
+    assert received.count(b"HTTP/1.1 200 OK\r\n") == 3 and b"HTTP/1.1 431" not in received
