@@ -37,7 +37,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
     def prepare(snapshot: Snapshot) -> None:
         precompute(snapshot, settings.base_url)
         routes_ask.prepare_ask(snapshot)
-        site.prepare_site(snapshot, settings.base_url)
 
     holder = SnapshotHolder(settings.snapshots_dir, prepare)
 

@@ -78,8 +78,8 @@ USAGE = {
 }
 
 
-def products(snapshot: Snapshot) -> dict[str, Any]:
-    items = [record(row) for row in snapshot.tables["products"]]
+def products(snapshot: Snapshot, items: list[dict[str, Any]]) -> dict[str, Any]:
+    """products.json around the product records ``items``."""
     return {**envelope(snapshot, USAGE["products"]), "count": len(items), "products": items}
 
 
@@ -98,10 +98,10 @@ def content(snapshot: Snapshot) -> dict[str, Any]:
     return {**envelope(snapshot, USAGE["content"]), "count": len(items), "items": items}
 
 
-def page_documents(snapshot: Snapshot) -> dict[str, bytes]:
-    """Page path -> its page.json document, encoded."""
+def page_documents(snapshot: Snapshot, records: dict[str, dict[str, Any]]) -> dict[str, bytes]:
+    """Page path -> its page.json document, encoded, from the page ``records`` by path."""
     head = envelope(snapshot, USAGE["page"])
-    return {row["path"]: encode({**head, "page": record(row)}) for row in snapshot.tables["pages"]}
+    return {path: encode({**head, "page": page}) for path, page in records.items()}
 
 
 def change_items(snapshot: Snapshot) -> list[dict[str, Any]]:
@@ -261,14 +261,17 @@ FIXED_DOCUMENTS = (
 def precompute(snapshot: Snapshot, base_url: str) -> None:
     """Build every request-independent document once, when the snapshot loads."""
     cache = snapshot.cache
-    cache["products"] = encode(products(snapshot))
+    # Records by key, for page.json and the HTML pages alike (serve/site.py).
+    cache["product_records"] = {row["product_slug"]: record(row) for row in snapshot.tables["products"]}
+    cache["page_records"] = {row["path"]: record(row) for row in snapshot.tables["pages"]}
+    cache["products"] = encode(products(snapshot, list(cache["product_records"].values())))
     cache["recommendations"] = encode(recommendations(snapshot))
     cache["answers"] = encode(answers(snapshot))
     cache["content"] = encode(content(snapshot))
     cache["capabilities"] = encode(capabilities(snapshot, base_url))
     cache["press_kit"] = encode(press_kit(snapshot))
     cache["dataset"] = encode(dataset(snapshot, base_url))
-    cache["pages"] = page_documents(snapshot)
+    cache["pages"] = page_documents(snapshot, cache["page_records"])
     cache["changes"] = change_items(snapshot)
     cache["change_times"] = sorted(change["changed_at"] for change in cache["changes"])
     cache["claims"] = b"".join(orjson.dumps(record(row)) + b"\n" for row in snapshot.tables["claims"])

@@ -24,7 +24,6 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from serve import documents
-from serve.documents import plain
 from serve.http_cache import cached
 from serve.routes_ask import FALLBACK_PATH
 from serve.snapshot import Snapshot
@@ -69,7 +68,7 @@ def json_ld(page: dict[str, Any], snapshot: Snapshot, lang: str) -> list[dict[st
     url = language_url(page["canonical_url"], lang)
     answer = translated(page["answer"], lang)
     blocks: list[dict[str, Any]] = []
-    products = snapshot.cache["products_by_slug"]
+    products = snapshot.cache["product_records"]
     product = products.get(page["product_slugs"][0]) if page["product_slugs"] else None
     if page["page_type"] in ("product", "review") and product is not None:
         item: dict[str, Any] = {
@@ -151,10 +150,14 @@ def languages(snapshot: Snapshot) -> list[dict[str, Any]]:
     return snapshot.tables["languages"]
 
 
-def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
+def language_row(snapshot: Snapshot, code: str) -> dict[str, Any] | None:
+    """The snapshot's ``languages`` row of ``code`` (name, hreflang, direction), None if not one of them."""
+    return next((row for row in languages(snapshot) if row["code"] == code), None)
+
+
+def render_page(snapshot: Snapshot, base_url: str, path: str, lang: str) -> bytes:
     """The HTML of the page record at ``path`` in ``lang``."""
     page = snapshot.cache["page_records"][path]
-    language = next(row for row in languages(snapshot) if row["code"] == lang)
     alternates = [
         {"hreflang": row["hreflang"], "href": language_url(page["canonical_url"], row["code"])}
         for row in languages(snapshot)
@@ -164,7 +167,7 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         **hub,
         page=page,
         lang=lang,
-        language=language,
+        language=language_row(snapshot, lang),
         languages=languages(snapshot),
         labels=LABELS[lang],
         answer=translated(page["answer"], lang),
@@ -176,7 +179,7 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         json_ld=[script_json(block) for block in json_ld(page, snapshot, lang)],
         publisher=snapshot.publisher,
         version=snapshot.version,
-        hub=language_url(snapshot.cache["site_base_url"] + FALLBACK_PATH, lang),
+        hub=language_url(base_url + FALLBACK_PATH, lang),
     )
     return html.encode("utf-8")
 
@@ -214,7 +217,7 @@ def render_api_guide(snapshot: Snapshot, base_url: str) -> bytes:
         TEMPLATES.get_template("api_guide.html")
         .render(
             lang=DEFAULT_LANGUAGE,
-            language=next(row for row in languages(snapshot) if row["code"] == DEFAULT_LANGUAGE),
+            language=language_row(snapshot, DEFAULT_LANGUAGE),
             publisher=snapshot.publisher,
             version=snapshot.version,
             hub=base_url + FALLBACK_PATH,
@@ -231,13 +234,12 @@ def render_api_guide(snapshot: Snapshot, base_url: str) -> bytes:
 
 
 async def api_guide(request: Request) -> Response:
-    snapshot = request.app.state.snapshots.current
-    base_url = snapshot.cache["site_base_url"]
+    snapshot, base_url = request.app.state.snapshots.current, request.app.state.base_url
     body = snapshot.remembered("html", "/", lambda: render_api_guide(snapshot, base_url), PAGES_KEPT)
     return cached(request, snapshot, body, media_type=HTML, key="html:/")
 
 
-def render_refusal(snapshot: Snapshot, lang: str | None) -> bytes:
+def render_refusal(snapshot: Snapshot, base_url: str, lang: str | None) -> bytes:
     """The page for an unknown path (in ``lang``), or for a ``lang`` that is not one of the six (None)."""
     shown = lang or DEFAULT_LANGUAGE
     codes = ", ".join(row["code"] for row in languages(snapshot))
@@ -246,36 +248,30 @@ def render_refusal(snapshot: Snapshot, lang: str | None) -> bytes:
         TEMPLATES.get_template("not_found.html")
         .render(
             heading=heading,
-            language=next(row for row in languages(snapshot) if row["code"] == shown),
+            language=language_row(snapshot, shown),
             labels=LABELS[shown],
             publisher=snapshot.publisher,
-            hub=language_url(snapshot.cache["site_base_url"] + FALLBACK_PATH, shown),
+            hub=language_url(base_url + FALLBACK_PATH, shown),
         )
         .encode("utf-8")
     )
 
 
-def prepare_site(snapshot: Snapshot, base_url: str) -> None:
-    """What rendering needs, worked out when the snapshot loads: page records by path, products by slug."""
-    snapshot.cache["page_records"] = {row["path"]: plain(row) for row in snapshot.tables["pages"]}
-    snapshot.cache["products_by_slug"] = {row["product_slug"]: plain(row) for row in snapshot.tables["products"]}
-    snapshot.cache["site_base_url"] = base_url
-
-
 def requested_language(request: Request, snapshot: Snapshot) -> str | None:
     """``lang`` from the query (default en), or None when it is not one of the six."""
     lang = request.query_params.get("lang") or DEFAULT_LANGUAGE
-    return lang if any(row["code"] == lang for row in languages(snapshot)) else None
+    return lang if language_row(snapshot, lang) else None
 
 
 async def site_page(request: Request, section: str) -> Response:
-    snapshot = request.app.state.snapshots.current
+    snapshot, base_url = request.app.state.snapshots.current, request.app.state.base_url
     path = f"/{section}/{request.path_params.get('slug', '')}"
     lang = requested_language(request, snapshot)
     if lang is None or path not in snapshot.cache["page_records"]:
         status = 404 if lang is not None else 400
-        return Response(render_refusal(snapshot, lang), status, media_type=HTML, headers={"Cache-Control": "no-store"})
-    body = snapshot.remembered("html", (path, lang), lambda: render_page(snapshot, path, lang), PAGES_KEPT)
+        body = render_refusal(snapshot, base_url, lang)
+        return Response(body, status, media_type=HTML, headers={"Cache-Control": "no-store"})
+    body = snapshot.remembered("html", (path, lang), lambda: render_page(snapshot, base_url, path, lang), PAGES_KEPT)
     return cached(request, snapshot, body, media_type=HTML, key=f"html:{lang}:{path}")
 
 
