@@ -18,26 +18,17 @@ from __future__ import annotations
 import orjson
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from serve.problems import PROBLEM_TYPE_BASE
+from serve.problems import problem_body
 
 MAX_HEAD_BYTES = 32 * 1024
 BOUNDED_HTTP = "serve.http_limits:BoundedHttpToolsProtocol"
-_TOO_LARGE = {
-    414: ("URI too long", "request line exceeds"),
-    431: ("Request header fields too large", "request line and headers exceed"),
-}
-
-
-def protocol_problem(status: int, title: str, detail: str) -> bytes:
-    """The problem+json body of a refusal made before the request reaches the app."""
-    slug = title.lower().replace(" ", "-")
-    return orjson.dumps({"type": PROBLEM_TYPE_BASE + slug, "title": title, "status": status, "detail": detail})
+_EXCEEDS = {414: "request line exceeds", 431: "request line and headers exceed"}
 
 
 def head_too_large(status: int) -> bytes:
     """The problem+json body of a 414 or 431 refusal."""
-    title, subject = _TOO_LARGE[status]
-    return protocol_problem(status, title, f"The {subject} {MAX_HEAD_BYTES} bytes. Send shorter values.")
+    detail = f"The {_EXCEEDS[status]} {MAX_HEAD_BYTES} bytes. Send shorter values."
+    return orjson.dumps(problem_body(status, detail))
 
 
 class BoundedHttpToolsProtocol(HttpToolsProtocol):
@@ -89,7 +80,7 @@ class BoundedHttpToolsProtocol(HttpToolsProtocol):
     def send_400_response(self, msg: str) -> None:
         """httptools could not parse the request (a NUL in a header, say): 400 as problem+json."""
         detail = "The request is not valid HTTP/1.1 (a control character in a header, or a malformed line)."
-        self._send_refusal(400, protocol_problem(400, "Invalid request", detail))
+        self._send_refusal(400, orjson.dumps(problem_body(400, detail)))
 
     def _refuse(self, status: int) -> None:
         self.logger.warning("refused a request whose head exceeded %d bytes (%d)", MAX_HEAD_BYTES, status)

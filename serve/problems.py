@@ -18,8 +18,10 @@ TITLES = {
     405: "Method not allowed",
     409: "Already uploaded by another tester",
     413: "Upload too large",
+    414: "URI too long",
     415: "Unsupported file type",
     422: "Invalid bench sheet",
+    431: "Request header fields too large",
     500: "Internal error",
     503: "Service unavailable",
     507: "Insufficient storage",
@@ -37,16 +39,24 @@ class ProblemError(Exception):
         self.slug = slug or {400: "invalid-parameter", 404: "not-found"}.get(status, "error")
 
 
-def problem_response(
-    request: Request, status: int, detail: str, errors: list[dict[str, str]] | None = None, slug: str | None = None
-) -> Response:
+def problem_body(status: int, detail: str, slug: str | None = None, instance: str | None = None) -> dict[str, Any]:
+    """The RFC 9457 members of a problem: ``type`` from ``slug`` (default: the title's words)."""
     body: dict[str, Any] = {
         "type": PROBLEM_TYPE_BASE + (slug or TITLES.get(status, "error").lower().replace(" ", "-")),
         "title": TITLES.get(status, "Error"),
         "status": status,
         "detail": detail,
-        "instance": request.url.path + (f"?{request.url.query}" if request.url.query else ""),
     }
+    if instance is not None:
+        body["instance"] = instance
+    return body
+
+
+def problem_response(
+    request: Request, status: int, detail: str, errors: list[dict[str, str]] | None = None, slug: str | None = None
+) -> Response:
+    instance = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+    body = problem_body(status, detail, slug, instance)
     if errors:
         body["errors"] = errors
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store"}
