@@ -37,6 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import harness
 from benchmarks.harness import Server, edit_sheet_readings, home_layout, serving
 from benchmarks.results import machine, markdown_table, record
 from reuse_data.settings import PROJECT_ROOT
@@ -93,26 +94,9 @@ class Poller:
             time.sleep(0.05)
 
 
-def build_env(home: Path, inputs: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "REUSE_DATA_HOME": str(home),
-        "REUSE_DATA_INPUTS": str(inputs),
-        "DAGSTER_HOME": str(home / "dagster"),
-    }
-
-
 def start_build(home: Path, inputs: Path) -> tuple[subprocess.Popen, queue.Queue]:
     """`reuse-data build` in a process group of its own; its lines arrive on the queue with their time."""
-    process = subprocess.Popen(
-        [sys.executable, "-m", "reuse_data.cli", "build"],
-        cwd=PROJECT_ROOT,
-        env=build_env(home, inputs),
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = harness.start_build(home, inputs)
     lines: queue.Queue = queue.Queue()
 
     def read() -> None:

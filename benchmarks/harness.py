@@ -157,6 +157,34 @@ def measured_run(command: list[str], env: dict[str, str]) -> MeasuredRun:
     return MeasuredRun(seconds, result["maxrss_kb"] / 1024)
 
 
+def home_environment(home: Path, inputs: Path | None = None) -> dict[str, str]:
+    """This process's environment for a `reuse-data` command over ``home`` (and ``inputs``)."""
+    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    if inputs is not None:
+        env["REUSE_DATA_INPUTS"] = str(inputs)
+    return env
+
+
+def start_build(home: Path, inputs: Path) -> subprocess.Popen:
+    """`reuse-data build` in a process group of its own (so that dbt under it can be killed with
+    it), its output as text lines on ``stdout``."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "reuse_data.cli", "build"],
+        cwd=PROJECT_ROOT,
+        env=home_environment(home, inputs),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def request_head(target: str, *fields: bytes) -> bytes:
+    """A GET request head as bytes, to send as it is: Host, the header ``fields``, Connection: close."""
+    lines = [f"GET {target} HTTP/1.1".encode("latin-1"), b"Host: 127.0.0.1", *fields, b"Connection: close"]
+    return b"\r\n".join(lines) + b"\r\n\r\n"
+
+
 def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -209,7 +237,7 @@ def serving(
     """`reuse-data serve` (or ``command``) over ``home`` on a free port, until the block ends (then
     SIGTERM); what it prints goes to ``log`` when given."""
     port = free_port()
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"), **(environ or {})}
+    env = {**home_environment(home), **(environ or {})}
     argv = [sys.executable, "-m", "reuse_data.cli", command, "--port", str(port), *extra_args]
     with running(argv, port, ready, env, log) as process:
         yield Server(port, home, process)

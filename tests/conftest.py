@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from benchmarks.harness import home_environment
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEMO = PROJECT_ROOT / "demo"
 
@@ -30,9 +32,7 @@ class CliResult:
 
 def run_cli(*args: str, home: Path, inputs: Path | None = None, timeout: int = 600) -> CliResult:
     """Run `reuse-data ARGS` in a fresh process with its own REUSE_DATA_HOME."""
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
-    if inputs is not None:
-        env["REUSE_DATA_INPUTS"] = str(inputs)
+    env = home_environment(home, inputs)
     completed = subprocess.run(
         [sys.executable, "-m", "reuse_data.cli", *args],
         cwd=PROJECT_ROOT,

@@ -12,15 +12,10 @@ import time
 
 import pytest
 
-from benchmarks.harness import Server
+from benchmarks.harness import Server, request_head
 from serve.http_limits import MAX_HEAD_BYTES
 
 PATH = "/api/public/dataset.json"
-
-
-def head(target: str = PATH, *headers: bytes) -> bytes:
-    lines = [f"GET {target} HTTP/1.1".encode(), b"Host: 127.0.0.1", *headers, b"Connection: close"]
-    return b"\r\n".join(lines) + b"\r\n\r\n"
 
 
 def assert_refused(reply, status: int) -> None:
@@ -32,24 +27,24 @@ def assert_refused(reply, status: int) -> None:
 
 
 def test_a_head_just_within_the_bound_is_served(server: Server):
-    padding = MAX_HEAD_BYTES - len(head(PATH, b"X-Padding: ")) - 100
-    assert server.exchange(head(PATH, b"X-Padding: " + b"a" * padding)).status == 200
+    padding = MAX_HEAD_BYTES - len(request_head(PATH, b"X-Padding: ")) - 100
+    assert server.exchange(request_head(PATH, b"X-Padding: " + b"a" * padding)).status == 200
     query = "x=" + "a" * (MAX_HEAD_BYTES - 200)
-    assert server.exchange(head(f"{PATH}?{query}")).status == 200
+    assert server.exchange(request_head(f"{PATH}?{query}")).status == 200
 
 
 @pytest.mark.parametrize(
-    ("request_head", "status"),
+    ("refused_head", "status"),
     [
-        (head(f"{PATH}?q=" + "a" * MAX_HEAD_BYTES), 414),
-        (head(PATH, b"X-Big: " + b"a" * MAX_HEAD_BYTES), 431),
-        (head(PATH, *(b"X-%d: a" % n for n in range(MAX_HEAD_BYTES // 8))), 431),
-        (head(PATH, b"X-Huge: " + b"a" * 20_000_000), 431),  # never buffered whole
+        (request_head(f"{PATH}?q=" + "a" * MAX_HEAD_BYTES), 414),
+        (request_head(PATH, b"X-Big: " + b"a" * MAX_HEAD_BYTES), 431),
+        (request_head(PATH, *(b"X-%d: a" % n for n in range(MAX_HEAD_BYTES // 8))), 431),
+        (request_head(PATH, b"X-Huge: " + b"a" * 20_000_000), 431),  # never buffered whole
     ],
     ids=["request-line", "one-header", "many-headers", "20-MB-header"],
 )
-def test_a_head_past_the_bound_is_refused_with_a_problem(server: Server, request_head: bytes, status: int):
-    assert_refused(server.exchange(request_head), status)
+def test_a_head_past_the_bound_is_refused_with_a_problem(server: Server, refused_head: bytes, status: int):
+    assert_refused(server.exchange(refused_head), status)
     assert server.get(PATH).status == 200
 
 
@@ -71,7 +66,7 @@ def test_a_head_trickling_in_is_refused_before_it_ends(server: Server):
 
 
 def test_each_head_on_a_kept_alive_connection_is_measured_on_its_own(server: Server):
-    keep_alive = head(PATH, b"X-Padding: " + b"a" * (MAX_HEAD_BYTES // 2)).replace(b"close", b"keep-alive")
+    keep_alive = request_head(PATH, b"X-Padding: " + b"a" * (MAX_HEAD_BYTES // 2)).replace(b"close", b"keep-alive")
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
         for _ in range(4):  # four heads of half the bound each: twice the bound in all
             connection.sendall(keep_alive)
@@ -82,7 +77,7 @@ def test_each_head_on_a_kept_alive_connection_is_measured_on_its_own(server: Ser
 
 def test_pipelined_heads_are_each_measured_on_their_own(server: Server):
     """Three requests of 20 KiB heads in one write: together past the bound, each within it."""
-    padded = head(PATH, b"X-Padding: " + b"a" * (20 * 1024))
+    padded = request_head(PATH, b"X-Padding: " + b"a" * (20 * 1024))
     with socket.create_connection(("127.0.0.1", server.port), timeout=30) as connection:
         connection.sendall(padded.replace(b"close", b"keep-alive") * 2 + padded)
         received = bytearray()

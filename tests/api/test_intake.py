@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import Server, copy_home, dagster_daemon, free_port, running, serving
+from benchmarks.harness import Server, copy_home, dagster_daemon, free_port, home_environment, running, serving
 from pipelines.sensors import ABANDONED_TAG
 from reuse_data.intake_cli import is_loopback, multipart_body
 from reuse_data.intake_store import IntakeStore
@@ -275,7 +275,7 @@ def intake_over_mounted_sheets(home: Path, mount: str) -> Iterator[Server]:
     script = f'{mount} && exec "$2" -m reuse_data.cli intake --port "$3"'
     sheets = IntakeStore(home).sheets_dir
     argv = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", script, "sh", str(sheets), sys.executable]
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    env = home_environment(home)
     with running([*argv, str(port)], port, "/", env) as process:
         yield Server(port, home, process)
 
@@ -301,7 +301,7 @@ def test_a_full_or_read_only_disk_gets_a_clear_refusal_and_no_receipt(
 
 def tick_command(home: Path, launch: bool, environ: dict[str, str] | None = None) -> dict:
     """Arguments for subprocess: one sensor tick (and with ``launch``, the build it asks for) over ``home``."""
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster"), **(environ or {})}
+    env = {**home_environment(home), **(environ or {})}
     argv = [sys.executable, "-m", "tests.api.intake_tick", *(["--launch"] if launch else [])]
     return {"args": argv, "cwd": PROJECT_ROOT, "env": env}
 
@@ -420,7 +420,7 @@ def test_under_the_dagster_daemon_an_upload_goes_live_without_anyone_asking(demo
     token = IntakeStore(home).add_tester(TESTER)
     with serving(home, command="intake", ready="/") as intake:
         receipt = upload(intake, sheet(good_row(reading="9.5")), token).json()["id"]
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    env = home_environment(home)
     log = tmp_path / "daemon.log"
     with dagster_daemon(env, log) as daemon:
         deadline = time.monotonic() + 300

@@ -6,7 +6,6 @@ request. (Datasette is left out here: installing it needs the package index.)
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import copy_home
+from benchmarks.harness import copy_home, home_environment
 from reuse_data.settings import PROJECT_ROOT
 
 pytestmark = pytest.mark.skipif(
@@ -29,7 +28,7 @@ def test_a_tiny_serving_benchmark_measures_every_requested_operation(demo_home: 
     argv = [sys.executable, "-m", "benchmarks.serving", "--seconds", "1", "--rounds", "2", "--connections", "4"]
     argv += ["--rows", "600"]
     argv += ["--clients", "3", "--no-datasette", "--operations", "products,page,benchCsv,benchJsonl"]
-    environment = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    environment = home_environment(home)
     completed = subprocess.run(argv, cwd=PROJECT_ROOT, env=environment, capture_output=True, text=True, timeout=300)
     assert completed.returncode == 0, completed.stderr[-3000:]
     report = completed.stdout

@@ -27,7 +27,7 @@ import duckdb
 import pytest
 from openpyxl import load_workbook
 
-from benchmarks.harness import edit_sheet_readings
+from benchmarks.harness import edit_sheet_readings, start_build
 from pipelines.build import latest_materialization_metadata
 from reuse_data.settings import load_settings
 from tests.conftest import PROJECT_ROOT, copy_demo, run_cli
@@ -62,21 +62,7 @@ def build(home: Path, inputs: Path) -> str:
 
 def kill_build_during_dbt(home: Path, inputs: Path) -> None:
     """Start a build and SIGKILL it (and dbt under it) while dbt is running the models."""
-    env = {
-        **os.environ,
-        "REUSE_DATA_HOME": str(home),
-        "REUSE_DATA_INPUTS": str(inputs),
-        "DAGSTER_HOME": str(home / "dagster"),
-    }
-    process = subprocess.Popen(
-        [sys.executable, "-m", "reuse_data.cli", "build"],
-        cwd=PROJECT_ROOT,
-        env=env,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        start_new_session=True,
-    )
+    process = start_build(home, inputs)
     try:
         for line in process.stdout:
             if "▸ dbt_models" in line:
