@@ -19,8 +19,9 @@ from starlette.routing import Route
 from reuse_data.settings import Settings, load_settings
 from serve import openapi, routes_ask, routes_bench, routes_catalogue, routes_pages, site
 from serve.documents import precompute
-from serve.http_cache import Preflight, cached
+from serve.http_cache import Preflight, Replayed, cached
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
+from serve.routing import IndexedRouter
 from serve.snapshot import Snapshot, SnapshotHolder
 
 READER_THREADS = min(4, os.cpu_count() or 1)
@@ -53,15 +54,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
             watcher.cancel()
             app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
+    routes = [
+        *routes_ask.routes,
+        *routes_catalogue.routes,
+        *routes_pages.routes,
+        *routes_bench.routes,
+        Route("/api/public/openapi.json", Replayed(openapi_document), methods=["GET"]),
+        *site.routes(settings.base_url),
+    ]
     app = Starlette(
-        routes=[
-            *routes_ask.routes,
-            *routes_catalogue.routes,
-            *routes_pages.routes,
-            *routes_bench.routes,
-            Route("/api/public/openapi.json", openapi_document),
-            *site.routes(settings.base_url),
-        ],
         middleware=[Middleware(Preflight)],
         exception_handlers={
             ProblemError: handle_problem,
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         },
         lifespan=lifespan,
     )
+    app.router = IndexedRouter(routes, lifespan=lifespan)  # Starlette's own Router, plus lookup by path
     app.state.snapshots = holder
     app.state.base_url = settings.base_url
     app.state.openapi = orjson.dumps(openapi.document(settings.base_url))

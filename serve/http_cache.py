@@ -9,13 +9,16 @@ compressed once per snapshot, not once per request.
 
 from __future__ import annotations
 
+import functools
 import gzip
 import hashlib
 import zlib
 from collections.abc import AsyncIterable, AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.routing import request_response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from serve.snapshot import Snapshot
@@ -32,7 +35,12 @@ STREAM_GZIP_LEVEL = 1  # streams are compressed as they leave, on the event loop
 
 def accepts_gzip(request: Request) -> bool:
     """Whether the client's Accept-Encoding allows gzip (q-values honoured, ``*`` included)."""
-    header = request.headers.get("accept-encoding")
+    return gzip_accepted(request.headers.get("accept-encoding"))
+
+
+@functools.lru_cache(maxsize=256)  # clients send a handful of distinct Accept-Encoding values
+def gzip_accepted(header: str | None) -> bool:
+    """Whether an Accept-Encoding value allows gzip."""
     if not header:
         return False
     weights: dict[str, float] = {}
@@ -69,6 +77,12 @@ def etag_for(request: Request, snapshot: Snapshot, vary_language: bool = False, 
 def _matches(if_none_match: str, etag: str) -> bool:
     candidates = [c.strip() for c in if_none_match.split(",")]
     return any(c == "*" or c.removeprefix("W/") == etag for c in candidates)
+
+
+# What a 304 carries of its 200's headers: the validator and what caches key and keep it by.
+REVALIDATION_HEADERS = frozenset(
+    name.lower().encode("latin-1") for name in ("ETag", "Cache-Control", "X-Dataset-Version", "Vary", *CORS_HEADERS)
+)
 
 
 def cache_headers(snapshot: Snapshot, etag: str, vary_language: bool = False) -> dict[str, str]:
@@ -178,27 +192,67 @@ class Preflight:
 RESPONSES_KEPT = 4096  # per snapshot: distinct (path, query, encoding) answers replayed
 
 
-def replayed(handler: Callable[[Request], Awaitable[Response]]) -> Callable[[Request], Awaitable[Response]]:
-    """For an operation whose 200 answer depends only on the snapshot, the path, the query string
-    and whether gzip is accepted: the first answer for a key is kept with the snapshot and later
-    requests get its bytes and headers again, without parsing, validating or hashing anything
-    (If-None-Match is still answered with a 304). Errors are never kept."""
+@dataclass(frozen=True)
+class KeptAnswer:
+    """A 200 answer as it went out, and the 304 that revalidates it, ready to send again."""
 
-    async def replay(request: Request) -> Response:
+    body: bytes
+    headers: list[tuple[bytes, bytes]]
+    etag: str
+    not_modified_headers: list[tuple[bytes, bytes]]
+
+
+class Replayed:
+    """An ASGI endpoint for an operation whose 200 answer depends only on the snapshot, the path,
+    the query string and whether gzip is accepted.
+
+    The first answer for a key is kept with the snapshot; later requests get its bytes and
+    headers again straight from the ASGI scope, without a Request object, parsing, validating,
+    hashing or encoding headers (If-None-Match is still answered with a 304). A request with
+    no kept answer goes to ``handler`` as any route would; errors are never kept.
+    """
+
+    def __init__(self, handler: Callable[[Request], Awaitable[Response]]) -> None:
+        self.handler = handler
+        self.__name__ = handler.__name__
+        self.answer_afresh = request_response(self.answer_and_keep)
+
+    async def answer_and_keep(self, request: Request) -> Response:
         snapshot = request.app.state.snapshots.current
-        key = (request.scope["path"], request.scope["query_string"], accepts_gzip(request))
-        kept = snapshot.cache.get("responses", {}).get(key)
-        if kept is None:
-            response = await handler(request)
-            if response.status_code == 200 and not isinstance(response, StreamingResponse):
-                answer = (response.body, list(response.raw_headers), response.headers["etag"])
-                snapshot.remembered("responses", key, lambda: answer, RESPONSES_KEPT)
-            return response
-        body, raw_headers, etag = kept
-        if _matches(request.headers.get("if-none-match", ""), etag):
-            return Response(status_code=304, headers=cache_headers(snapshot, etag))
-        response = Response(b"")
-        response.body, response.raw_headers = body, list(raw_headers)
+        response = await self.handler(request)
+        # Kept with the snapshot it was made from, and only then: never under a newer one.
+        made_from = response.headers.get("x-dataset-version")
+        if (
+            response.status_code == 200
+            and made_from == snapshot.version
+            and not isinstance(response, StreamingResponse)
+        ):
+            headers = list(response.raw_headers)
+            revalidation = [(name, value) for name, value in headers if name in REVALIDATION_HEADERS]
+            answer = KeptAnswer(response.body, headers, response.headers["etag"], revalidation)
+            snapshot.remembered(
+                "responses", self.key(request.scope, accepts_gzip(request)), lambda: answer, RESPONSES_KEPT
+            )
         return response
 
-    return replay
+    @staticmethod
+    def key(scope: Scope, gzipped: bool) -> tuple[str, bytes, bool]:
+        return scope["path"], scope["query_string"], gzipped
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if_none_match = accept_encoding = None  # the first of each, as Request.headers.get gives
+        for name, value in scope["headers"]:
+            if name == b"if-none-match" and if_none_match is None:
+                if_none_match = value.decode("latin-1")
+            elif name == b"accept-encoding" and accept_encoding is None:
+                accept_encoding = value.decode("latin-1")
+        snapshot = scope["app"].state.snapshots.current
+        kept = snapshot.cache.get("responses", {}).get(self.key(scope, gzip_accepted(accept_encoding)))
+        if kept is None:
+            await self.answer_afresh(scope, receive, send)
+        elif if_none_match and _matches(if_none_match, kept.etag):
+            await send({"type": "http.response.start", "status": 304, "headers": kept.not_modified_headers})
+            await send({"type": "http.response.body", "body": b""})
+        else:
+            await send({"type": "http.response.start", "status": 200, "headers": kept.headers})
+            await send({"type": "http.response.body", "body": kept.body})

@@ -11,7 +11,7 @@ from starlette.routing import Route
 
 from serve import params
 from serve.documents import USAGE, encode, envelope, iso_ms
-from serve.http_cache import cached, replayed
+from serve.http_cache import Replayed, cached
 from serve.openapi import MAX_PATH_LENGTH
 from serve.problems import ProblemError
 from serve.snapshot import Snapshot
@@ -70,6 +70,6 @@ def change_document(snapshot: Snapshot, base_url: str, since: dt.datetime | None
 
 
 routes = [
-    Route("/api/public/page.json", replayed(page)),
-    Route("/api/public/changes.json", replayed(changes)),
+    Route("/api/public/page.json", Replayed(page), methods=["GET"]),
+    Route("/api/public/changes.json", Replayed(changes), methods=["GET"]),
 ]
