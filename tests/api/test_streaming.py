@@ -20,7 +20,7 @@ import pytest
 from benchmarks.harness import Server, copy_home, inflate_bench, serving
 from benchmarks.load import peak_rss_growth
 from serve.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
-from serve.routes_bench import PAGE_ROWS, SEND_BYTES
+from serve.routes_bench import MAX_PAGE_ROWS, SEND_BYTES
 from warehouse.snapshots import publish
 
 COPIES = 120
@@ -66,7 +66,7 @@ def test_a_large_export_leaves_batch_by_batch(big_server: Server, export: str):
     lines = body.decode().splitlines()
     assert len(lines) == BENCH_MAX_LIMIT + (1 if export == "bench.csv" else 0)
     # Page by page, in small pieces: the first left before the last was read from DuckDB.
-    assert len(chunks) >= BENCH_MAX_LIMIT // PAGE_ROWS
+    assert len(chunks) >= BENCH_MAX_LIMIT // MAX_PAGE_ROWS
     assert max(len(chunk) for chunk in chunks) <= SEND_BYTES
     assert chunks[0].endswith(b"\n") and len(chunks[0]) < len(body) / 10
 

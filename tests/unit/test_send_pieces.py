@@ -1,6 +1,6 @@
-"""A bench page leaves in pieces small enough for slow clients, cut after whole lines."""
+"""A bench page holds about PAGE_BYTES and leaves in pieces small enough for slow clients, cut after whole lines."""
 
-from serve.routes_bench import SEND_BYTES, send_pieces
+from serve.routes_bench import MAX_PAGE_ROWS, MIN_PAGE_ROWS, PAGE_BYTES, SEND_BYTES, next_page_rows, send_pieces
 
 
 def test_pieces_join_back_to_the_page_and_end_on_lines():
@@ -20,3 +20,10 @@ def test_a_line_longer_than_a_piece_is_cut_and_nothing_is_lost():
 
 def test_an_empty_page_sends_nothing():
     assert list(send_pieces(b"")) == []
+
+
+def test_pages_after_the_first_hold_about_page_bytes_within_bounds():
+    assert next_page_rows(0, 0) == MIN_PAGE_ROWS
+    assert next_page_rows(256 * 600, 256) == PAGE_BYTES // 600
+    assert next_page_rows(256 * 10, 256) == MAX_PAGE_ROWS  # tiny rows: capped
+    assert next_page_rows(256 * 100_000, 256) == MIN_PAGE_ROWS  # huge rows: still a useful page
