@@ -13,11 +13,15 @@ import os
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reuse_data.settings import Settings
+
+if TYPE_CHECKING:
+    from dagster import AssetKey
 
 POLL_SECONDS = 0.3
 # Dagster's console logger only for warnings: progress comes from the event log instead.
@@ -100,9 +104,13 @@ PROGRESS_FORMATS = {
 
 
 def run_build(
-    settings: Settings, report: Callable[[str], None] = print, tags: Mapping[str, str] | None = None
+    settings: Settings,
+    report: Callable[[str], None] = print,
+    tags: Mapping[str, str] | None = None,
+    asset_selection: Sequence[AssetKey] | None = None,
 ) -> BuildOutcome:
-    """Materialise every asset and publish; nothing is published unless every step passes."""
+    """Materialise every asset (or those of ``asset_selection``, with their checks) and publish;
+    nothing is published unless every step passes."""
     prepare_environment(settings)
     from dagster import DagsterInstance
 
@@ -122,6 +130,7 @@ def run_build(
                 run_id=run_id,
                 raise_on_error=False,
                 tags=dict(tags or {}),
+                asset_selection=asset_selection,
             )
         except BaseException as error:  # reported below; the thread must not die silently
             result_holder["error"] = error

@@ -1,5 +1,7 @@
 """The intake sensor: a sheet accepted (or withdrawn) at the intake starts a build that publishes it.
 
+That build materialises only the bench readings and what depends on them (``intake_build_selection``).
+
 The sensor asks the intake store which receipts the newest published snapshot does not hold
 yet in their current status. As long as any remain (a crash after a sheet was accepted, a
 daemon restart, a build that died) the next tick requests a build again, unless one is
@@ -17,10 +19,13 @@ import hashlib
 import time
 
 from dagster import (
+    AssetKey,
+    AssetSelection,
     DagsterInstance,
     DagsterRun,
     DagsterRunStatus,
     DefaultSensorStatus,
+    RepositoryDefinition,
     RunRequest,
     RunsFilter,
     SensorEvaluationContext,
@@ -28,11 +33,15 @@ from dagster import (
     sensor,
 )
 
+from pipelines.assets.dbt import warehouse_built_from_project
 from pipelines.schedules import build_and_publish
 from reuse_data.intake_store import IntakeStore
 from reuse_data.settings import load_settings
+from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA
 
 INTAKE_STATE_TAG = "reuse-data/intake-state"
+SCOPE_TAG = "reuse-data/scope"
+BENCH_READINGS_AND_DOWNSTREAM = AssetSelection.assets(AssetKey([RAW_SCHEMA, BENCH_TABLE])).downstream()
 ABANDONED_TAG = "reuse-data/abandoned"
 # A queued run waits for the daemon's queue, however long; a run past it should be logging events.
 IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED]
@@ -89,4 +98,22 @@ def intake_inbox(context: SensorEvaluationContext):
     last = context.instance.get_runs(filters=RunsFilter(tags={INTAKE_STATE_TAG: state}), limit=1)
     if last and last[0].status == DagsterRunStatus.FAILURE and ABANDONED_TAG not in last[0].tags:
         return SkipReason(f"the last build of these receipts failed (run {last[0].run_id}); see it, then rebuild")
-    return RunRequest(tags={INTAKE_STATE_TAG: state, "reuse-data/receipts": ", ".join(pending)[:1000]})
+    selection = intake_build_selection(context.repository_def)
+    scope = "everything" if selection is None else "bench readings and what depends on them"
+    return RunRequest(
+        asset_selection=selection,
+        tags={INTAKE_STATE_TAG: state, SCOPE_TAG: scope, "reuse-data/receipts": ", ".join(pending)[:1000]},
+    )
+
+
+def intake_build_selection(repository: RepositoryDefinition) -> list[AssetKey] | None:
+    """What an intake build materialises: the bench readings, everything computed from them and
+    the publish, with their checks; None (every asset) when the warehouse's models were not all
+    built from the dbt project as it is now, since a full refresh must then rebuild them all.
+
+    The editorial export's assets are left as the last full build made them (the daily build
+    and `reuse-data build` ingest editorial changes); an uploaded sheet does not touch them.
+    """
+    if not warehouse_built_from_project():
+        return None
+    return sorted(BENCH_READINGS_AND_DOWNSTREAM.resolve(repository.asset_graph), key=lambda key: key.to_user_string())

@@ -1,5 +1,6 @@
 """The dbt models of ``sql/`` as Dagster assets, their tests as asset checks."""
 
+import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
@@ -45,19 +46,47 @@ def built_from_path() -> Path:
     return warehouse.with_name(f"{warehouse.name}.dbt-project-sha256")
 
 
+def warehouse_built_from_project() -> bool:
+    """Whether every model of the warehouse was last built from the dbt project as it is now."""
+    marker = built_from_path()
+    return marker.exists() and marker.read_text(encoding="utf-8").strip() == project_fingerprint(
+        dbt_project.project_dir
+    )
+
+
+RUN_TARGETS_KEPT = 20
+
+
+def run_target_path(run_id: str) -> Path:
+    """A dbt target folder of this run's own under the home (two runs' artefacts never mix), seeded
+    with the project's partial-parse state so that dbt does not parse the whole project again.
+
+    The newest ``RUN_TARGETS_KEPT`` folders are kept, for their run_results.json and dbt.log.
+    """
+    runs = load_settings().dbt_target_dir / "runs"
+    target = runs / run_id
+    target.mkdir(parents=True, exist_ok=True)
+    parse_state = load_settings().dbt_target_dir / "partial_parse.msgpack"
+    if parse_state.exists():
+        shutil.copy2(parse_state, target / parse_state.name)
+    for stale in sorted(runs.iterdir(), key=lambda folder: folder.stat().st_mtime)[:-RUN_TARGETS_KEPT]:
+        shutil.rmtree(stale, ignore_errors=True)
+    return target
+
+
 @dbt_assets(manifest=dbt_project.manifest_path, dagster_dbt_translator=translator)
 def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[Any]:
     """`dbt build`: seeds, snapshots, models and their tests; a failing test fails the run.
 
     Incremental models (the bench readings) recompute only what new sheets touch, which holds
     only while their SQL is the SQL that built them: after any change to the dbt project the
-    build runs with --full-refresh, once, and then records the project it was built from.
+    build runs with --full-refresh, and a build of every model then records the project it was
+    built from (a build of some models leaves the record alone: the others still need it).
     """
-    fingerprint = project_fingerprint(dbt_project.project_dir)
-    marker = built_from_path()
     args = ["build"]
-    if not marker.exists() or marker.read_text(encoding="utf-8").strip() != fingerprint:
+    if not warehouse_built_from_project():
         context.log.info("the dbt project changed since the warehouse was last built: full refresh")
         args.append("--full-refresh")
-    yield from dbt.cli(args, context=context).stream()
-    marker.write_text(fingerprint + "\n", encoding="utf-8")
+    yield from dbt.cli(args, context=context, target_path=run_target_path(context.run_id)).stream()
+    if not context.is_subset:
+        built_from_path().write_text(project_fingerprint(dbt_project.project_dir) + "\n", encoding="utf-8")

@@ -2,8 +2,9 @@
 
     python -m tests.api.intake_tick [--launch]
 
-Prints one JSON line: whether the sensor asked for a build, its skip reason or tags; with
---launch, it then runs the requested build (the daemon's job) and reports whether it published.
+Prints one JSON line: whether the sensor asked for a build, its skip reason or tags and asset
+selection; with --launch, it then runs the requested build (the daemon's job, that selection)
+and reports whether it published.
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ def main() -> None:
     report: dict[str, object] = {"requested": isinstance(result, RunRequest)}
     if isinstance(result, RunRequest):
         report["tags"] = result.tags
+        selection = result.asset_selection
+        report["selection"] = None if selection is None else [key.to_user_string() for key in selection]
         if "--launch" in sys.argv:
-            outcome = run_build(settings, report=lambda line: None, tags=result.tags)
+            outcome = run_build(settings, report=lambda line: None, tags=result.tags, asset_selection=selection)
             report["published"] = outcome.published_version
             report["errors"] = outcome.errors
     else:

@@ -342,6 +342,11 @@ def test_an_accepted_sheet_goes_live_and_a_withdrawn_one_becomes_retest(demo_hom
         tick = sensor_tick(home, launch=True)
         assert tick["published"], tick
         assert sensor_tick(home)["requested"] is False
+        # Only what an uploaded sheet changes is built: the readings, what depends on them, the publish.
+        assert {"raw/bench_readings", "staging/stg_bench_readings", "marts/claims", "published/snapshot"} <= set(
+            tick["selection"]
+        )
+        assert not {"raw/products", "staging/stg_answers", "marts/people"} & set(tick["selection"])
 
         public.wait_for_version(tick["published"])
         live = bench_slot(public)
@@ -355,6 +360,12 @@ def test_an_accepted_sheet_goes_live_and_a_withdrawn_one_becomes_retest(demo_hom
 
         withdrawn = run_cli("withdraw", receipt, "--reason", "thermometer off by 3 °C", home=home)
         assert withdrawn.returncode == 0, withdrawn.output
+        # A warehouse not built from the dbt project as it is now gets a full build, every model refreshed.
+        (marker,) = (home / "warehouse").glob("*.dbt-project-sha256")
+        built_from = marker.read_text()
+        marker.write_text("a project this warehouse was not built from\n")
+        assert sensor_tick(home)["selection"] is None
+        marker.write_text(built_from)
         tick = sensor_tick(home, launch=True)
         assert tick["published"], tick
         public.wait_for_version(tick["published"])
