@@ -55,6 +55,7 @@ def warehouse_built_from_project() -> bool:
 
 
 RUN_TARGETS_KEPT = 20
+PARSE_STATE = "partial_parse.msgpack"  # dbt's parsed project, reused by the next invocation
 
 
 def run_target_path(run_id: str) -> Path:
@@ -66,9 +67,9 @@ def run_target_path(run_id: str) -> Path:
     runs = load_settings().dbt_target_dir / "runs"
     target = runs / run_id
     target.mkdir(parents=True, exist_ok=True)
-    parse_state = load_settings().dbt_target_dir / "partial_parse.msgpack"
+    parse_state = load_settings().dbt_target_dir / PARSE_STATE
     if parse_state.exists():
-        shutil.copy2(parse_state, target / parse_state.name)
+        shutil.copy2(parse_state, target / PARSE_STATE)
     for stale in sorted(runs.iterdir(), key=lambda folder: folder.stat().st_mtime)[:-RUN_TARGETS_KEPT]:
         shutil.rmtree(stale, ignore_errors=True)
     return target
@@ -87,6 +88,9 @@ def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[
     if not warehouse_built_from_project():
         context.log.info("the dbt project changed since the warehouse was last built: full refresh")
         args.append("--full-refresh")
-    yield from dbt.cli(args, context=context, target_path=run_target_path(context.run_id)).stream()
+    target = run_target_path(context.run_id)
+    yield from dbt.cli(args, context=context, target_path=target).stream()
+    # The next run starts from this run's parse state, made in the environment builds run in.
+    shutil.copy2(target / PARSE_STATE, load_settings().dbt_target_dir / PARSE_STATE)
     if not context.is_subset:
         built_from_path().write_text(project_fingerprint(dbt_project.project_dir) + "\n", encoding="utf-8")
