@@ -2,13 +2,14 @@
 
 A snapshot stores ``bench_measurements`` sorted by ``stream_position``
 (``warehouse.contract.STORED_ORDER``) and a DuckDB scan keeps that order, so a page is a small
-query with no ORDER BY that resumes after the last row sent and stops after ``PAGE_ROWS``. The
-server holds one page per stream whatever the size of the table or of the export, and the
-first page leaves before the next is read. (DuckDB's own streaming result reads far ahead of a
-slow client, which costs memory in proportion to the export: 17 MB per open 20,000-row reader
-here, even with ``streaming_buffer_size`` lowered.) The snapshot is immutable, so
-the pages of one stream always fit together. Filters are query parameters, never SQL text.
-DuckDB encodes JSON lines itself and pyarrow writes CSV: no Python object per row.
+query with no ORDER BY that resumes after the last row sent and stops after a page's rows
+(about ``PAGE_BYTES`` of output). The server holds one page per stream whatever the size of
+the table or of the export, and the first page leaves before the next is read. (DuckDB's own
+streaming result reads far ahead of a slow client, which costs memory in proportion to the
+export: 15 to 30 MB per open reader of a 20,000-row table here, even with
+``streaming_buffer_size`` lowered.) The snapshot is immutable, so the pages of one stream
+always fit together. Filters are query parameters, never SQL text. DuckDB encodes JSON lines
+itself and pyarrow writes CSV: no Python object per row.
 """
 
 from __future__ import annotations

@@ -90,7 +90,7 @@ def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[
         args.append("--full-refresh")
     target = run_target_path(context.run_id)
     yield from dbt.cli(args, context=context, target_path=target).stream()
-    # The next run starts from this run's parse state, made in the environment builds run in.
-    shutil.copy2(target / PARSE_STATE, load_settings().dbt_target_dir / PARSE_STATE)
+    if (target / PARSE_STATE).exists():  # the next run starts from this one's parse state
+        shutil.copy2(target / PARSE_STATE, load_settings().dbt_target_dir / PARSE_STATE)
     if not context.is_subset:
         built_from_path().write_text(project_fingerprint(dbt_project.project_dir) + "\n", encoding="utf-8")
