@@ -199,12 +199,16 @@ def measure(
 ) -> list[Row]:
     """wrk against each server, operation by operation: ours and the floor ``rounds`` times each,
     alternating which goes first, so that a machine slowing down or speeding up during the run
-    weighs on both sides alike; the median run of each is kept. Datasette runs once."""
+    weighs on both sides alike; the median run of each is kept.
+
+    Datasette runs once per operation, after every run of ours and the floor: it goes on
+    answering the requests wrk abandons for many seconds after a run (20,000-row exports at a
+    few MB/s), and in between it took the cores from whichever server was measured next."""
 
     def load(server: str, request: str, case: Case) -> Load:
         return run_wrk(f"http://127.0.0.1:{ports[server]}{request}", seconds, connections, case.headers)
 
-    rows = []
+    measured: list[tuple[Case, Load, Load]] = []
     for number, case in enumerate(cases, 1):
         progress(f"[{number}/{len(cases)}] {case.label}")
         runs: dict[str, list[Load]] = {"ours": [], "floor": []}
@@ -212,8 +216,14 @@ def measure(
             order = ("ours", "floor") if round_number % 2 == 0 else ("floor", "ours")
             for server in order:
                 runs[server].append(load(server, case.ours if server == "ours" else case.floor, case))
-        datasette = load("datasette", case.datasette, case) if ports.get("datasette") and case.datasette else None
         ours, floor = (median_load(runs[server], case.per_byte) for server in ("ours", "floor"))
+        measured.append((case, ours, floor))
+    rows = []
+    for case, ours, floor in measured:
+        datasette = None
+        if ports.get("datasette") and case.datasette:
+            progress(f"Datasette: {case.label}")
+            datasette = load("datasette", case.datasette, case)
         rows.append(Row(case, ours, floor, datasette))
     return rows
 
@@ -316,8 +326,7 @@ def run(args: argparse.Namespace) -> str:
         if not args.no_datasette:
             venv = settings.home / "bench" / "datasette-venv"
             ports["datasette"] = servers.enter_context(datasette_server(work, venv, snapshot, args.rows))
-        rows = measure(plan(args.operations, args.rows, headers), ports, args.seconds, args.connections, args.rounds)
-
+        # First byte and memory before the loads: Datasette is still busy for a while after its own.
         exports = sorted(example_request(o, args.rows) for o in BENCH_OPERATIONS.intersection(args.operations))
         progress("first byte of the bench exports, one request at a time")
         first_bytes = {_ours(path): first_byte_ms(ours.port, path, FIRST_BYTE_ROUNDS) for path in exports}
@@ -326,6 +335,7 @@ def run(args: argparse.Namespace) -> str:
             first_bytes["floor, CSV"] = first_byte_ms(ports["floor"], floor_csv, FIRST_BYTE_ROUNDS)
         progress(f"memory while {args.clients} clients stream {args.rows} rows each")
         memory = {_ours(path): peak_rss_growth(ours.process.pid, ours.port, [path], args.clients) for path in exports}
+        rows = measure(plan(args.operations, args.rows, headers), ports, args.seconds, args.connections, args.rounds)
 
     command = (
         f"python -m benchmarks.serving --seconds {args.seconds:g} --rounds {args.rounds} "

@@ -310,6 +310,13 @@ def test_head_and_other_methods(server: Server):
     with urllib.request.urlopen(head, timeout=30) as response:
         assert response.status == 200 and response.read() == b""
         assert response.headers["Content-Disposition"].startswith("attachment")
+    document = server.get("/api/public/products.json")
+    for _ in range(2):  # the first answer, then the one replayed
+        head = urllib.request.Request(f"http://127.0.0.1:{server.port}/api/public/products.json", method="HEAD")
+        with urllib.request.urlopen(head, timeout=30) as response:
+            assert response.status == 200 and response.read() == b""
+            assert response.headers["ETag"] == document.headers["etag"]
+            assert response.headers["Content-Length"] == str(len(document.body))
     post = urllib.request.Request(f"http://127.0.0.1:{server.port}/api/public/products.json", data=b"x")
     try:
         urllib.request.urlopen(post, timeout=30)
