@@ -195,7 +195,8 @@ def free_port() -> int:
 def running(
     argv: list[str], port: int, ready: str, env: dict[str, str] | None = None, log: Path | None = None
 ) -> Iterator[subprocess.Popen]:
-    """A server process started from ``argv``, once ``ready`` answers 200 on ``port``; SIGTERM when the block ends.
+    """A server process started from ``argv``, once ``ready`` answers 200 on ``port``; SIGTERM when
+    the block ends, SIGKILL if it has not stopped 30 s later.
 
     Its output goes to ``log`` or a temporary file, never to a pipe nobody reads (a server that
     logs every request would block once the pipe filled); the end of it explains a server that
@@ -222,7 +223,11 @@ def running(
             yield process
         finally:
             process.terminate()
-            process.wait(timeout=30)
+            try:
+                process.wait(timeout=30)
+            except subprocess.TimeoutExpired:  # still busy (Datasette finishing abandoned exports)
+                process.kill()
+                process.wait()
 
 
 @contextmanager
