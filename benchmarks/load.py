@@ -4,11 +4,13 @@
   p50/p99 latency and bytes per second, read from a Lua ``done`` hook as JSON.
 - ``first_byte_ms``: time from sending a request to the first byte of the body, one at a time.
 - ``peak_rss_growth``: how much a server's resident memory grows while many clients stream at once.
+- ``wait_until_idle``: until a server has stopped working on requests its clients abandoned.
 """
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import socket
 import subprocess
@@ -80,8 +82,14 @@ def _request(port: int, path: str) -> bytes:
     return f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode()
 
 
-def first_byte_ms(port: int, path: str, rounds: int) -> list[float]:
-    """Per request: milliseconds from sending it to the first byte of the body (the rest is drained)."""
+def first_byte_ms(port: int, path: str, rounds: int, warm_up: bool = False) -> list[float]:
+    """Per request: milliseconds from sending it to the first byte of the body (the rest is drained).
+
+    With ``warm_up``, after one untimed request for the same path: the first request after a
+    server starts also pays one-time costs (DuckDB reading the table's blocks from disk).
+    """
+    if warm_up:
+        _drain(port, path)
     timings = []
     for _ in range(rounds):
         with socket.create_connection(("127.0.0.1", port)) as connection:
@@ -132,3 +140,24 @@ def peak_rss_growth(pid: int, port: int, paths: list[str], clients: int, pause: 
     for thread in threads:
         thread.join()
     return peak - baseline, received
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK_TICKS
+
+
+def wait_until_idle(pid: int, quiet: float = 1.0, timeout: float = 120.0) -> float:
+    """Wait until process ``pid`` uses under a tenth of a core over ``quiet`` seconds (a server
+    still answering requests wrk abandoned when its run ended); seconds waited, at most ``timeout``."""
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        before = cpu_seconds(pid)
+        time.sleep(quiet)
+        if cpu_seconds(pid) - before < 0.1 * quiet:
+            break
+    return time.monotonic() - started

@@ -13,10 +13,11 @@ alternating order and the median run of each is kept (the machine drifts during 
 
 The ratio ours/floor is the figure that counts (absolute rates drift on shared machines) and
 each has a target: the JSON operations and ``page.json`` 0.8, ``ask.json`` 0.5, a 304
-revalidation 0.9, ``bench.csv`` 0.8 and ``bench.jsonl`` 0.6 of the CSV floor in MB/s. Then
-the time to the first byte of a bench export (one request at a time; target under 10 ms) and
-the growth of our server's memory while ``--clients`` clients stream ``--rows`` rows each at
-once (target under 50 MB).
+revalidation 0.9, ``bench.csv`` 0.8 and ``bench.jsonl`` 0.6 of the CSV floor in MB/s. Before
+the loads: the time to the first byte of a bench export (one request at a time, after one
+untimed request; target under 10 ms) and the growth of our server's memory while
+``--clients`` clients stream ``--rows`` rows each at once (target under 50 MB). Datasette is
+measured last, each run once it has gone idle again.
 
 The snapshot is the demo's (the one CURRENT names under REUSE_DATA_HOME), copied to
 ``$REUSE_DATA_HOME/bench/serving/`` with its bench mart repeated to at least ``--rows`` rows.
@@ -43,7 +44,7 @@ import duckdb
 
 from benchmarks import datasette_site
 from benchmarks.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
-from benchmarks.load import Load, first_byte_ms, peak_rss_growth, run_wrk, wrk_command
+from benchmarks.load import Load, first_byte_ms, peak_rss_growth, run_wrk, wait_until_idle, wrk_command
 from benchmarks.results import machine, markdown_table, record
 from reuse_data.settings import load_settings
 from serve.openapi import OPERATIONS
@@ -173,8 +174,9 @@ def floor_server(recorded: Path, snapshot: Path) -> Iterator[int]:
 
 
 @contextmanager
-def datasette_server(work: Path, venv: Path, snapshot: Path, rows: int) -> Iterator[int | None]:
-    """Datasette on a SQLite copy of the snapshot's tables; None (and why) when it cannot be installed."""
+def datasette_server(work: Path, venv: Path, snapshot: Path, rows: int) -> Iterator[tuple[int, int] | None]:
+    """Datasette on a SQLite copy of the snapshot's tables, as (port, pid); None (and why) when it
+    cannot be installed."""
     try:
         command = datasette_site.ensure_datasette(venv, report=progress)
     except (OSError, subprocess.CalledProcessError) as error:
@@ -184,8 +186,9 @@ def datasette_server(work: Path, venv: Path, snapshot: Path, rows: int) -> Itera
     database = work / f"{datasette_site.DATABASE}.db"
     datasette_site.export_to_sqlite(snapshot, database, datasette_site.tables())
     port = free_port()
-    with running(datasette_site.datasette_command(command, database, port, rows), port, "/-/versions.json"):
-        yield port
+    argv = datasette_site.datasette_command(command, database, port, rows)
+    with running(argv, port, "/-/versions.json") as process:
+        yield port, process.pid
 
 
 def median_load(loads: list[Load], per_byte: bool) -> Load:
@@ -195,15 +198,20 @@ def median_load(loads: list[Load], per_byte: bool) -> Load:
 
 
 def measure(
-    cases: list[Case], ports: dict[str, int | None], seconds: float, connections: int, rounds: int
+    cases: list[Case],
+    ports: dict[str, int | None],
+    seconds: float,
+    connections: int,
+    rounds: int,
+    datasette_pid: int | None = None,
 ) -> list[Row]:
     """wrk against each server, operation by operation: ours and the floor ``rounds`` times each,
     alternating which goes first, so that a machine slowing down or speeding up during the run
     weighs on both sides alike; the median run of each is kept.
 
-    Datasette runs once per operation, after every run of ours and the floor: it goes on
-    answering the requests wrk abandons for many seconds after a run (20,000-row exports at a
-    few MB/s), and in between it took the cores from whichever server was measured next."""
+    Datasette runs once per operation, after every run of ours and the floor, each run once it
+    has gone idle: it goes on answering the requests wrk abandons for many seconds after a run
+    (20,000-row exports at a few MB/s), and took the cores from whichever run came next."""
 
     def load(server: str, request: str, case: Case) -> Load:
         return run_wrk(f"http://127.0.0.1:{ports[server]}{request}", seconds, connections, case.headers)
@@ -222,7 +230,8 @@ def measure(
     for case, ours, floor in measured:
         datasette = None
         if ports.get("datasette") and case.datasette:
-            progress(f"Datasette: {case.label}")
+            waited = wait_until_idle(datasette_pid) if datasette_pid else 0.0
+            progress(f"Datasette: {case.label} (after {waited:.0f} s for it to go idle)")
             datasette = load("datasette", case.datasette, case)
         rows.append(Row(case, ours, floor, datasette))
     return rows
@@ -323,19 +332,23 @@ def run(args: argparse.Namespace) -> str:
             "floor": servers.enter_context(floor_server(recorded, snapshot)),
             "datasette": None,
         }
+        datasette_pid = None
         if not args.no_datasette:
             venv = settings.home / "bench" / "datasette-venv"
-            ports["datasette"] = servers.enter_context(datasette_server(work, venv, snapshot, args.rows))
+            datasette = servers.enter_context(datasette_server(work, venv, snapshot, args.rows))
+            if datasette is not None:
+                ports["datasette"], datasette_pid = datasette
         # First byte and memory before the loads: Datasette is still busy for a while after its own.
         exports = sorted(example_request(o, args.rows) for o in BENCH_OPERATIONS.intersection(args.operations))
-        progress("first byte of the bench exports, one request at a time")
-        first_bytes = {_ours(path): first_byte_ms(ours.port, path, FIRST_BYTE_ROUNDS) for path in exports}
+        progress("first byte of the bench exports, one request at a time, after one untimed request each")
+        first_bytes = {_ours(path): first_byte_ms(ours.port, path, FIRST_BYTE_ROUNDS, warm_up=True) for path in exports}
         if exports:
             floor_csv = floor_csv_request(args.rows)
-            first_bytes["floor, CSV"] = first_byte_ms(ports["floor"], floor_csv, FIRST_BYTE_ROUNDS)
+            first_bytes["floor, CSV"] = first_byte_ms(ports["floor"], floor_csv, FIRST_BYTE_ROUNDS, warm_up=True)
         progress(f"memory while {args.clients} clients stream {args.rows} rows each")
         memory = {_ours(path): peak_rss_growth(ours.process.pid, ours.port, [path], args.clients) for path in exports}
-        rows = measure(plan(args.operations, args.rows, headers), ports, args.seconds, args.connections, args.rounds)
+        cases = plan(args.operations, args.rows, headers)
+        rows = measure(cases, ports, args.seconds, args.connections, args.rounds, datasette_pid)
 
     command = (
         f"python -m benchmarks.serving --seconds {args.seconds:g} --rounds {args.rounds} "
