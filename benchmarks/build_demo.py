@@ -17,7 +17,6 @@ Peak memory is the largest resident set of the build process or any of its child
 from __future__ import annotations
 
 import argparse
-import os
 import resource
 import shutil
 import subprocess
@@ -28,7 +27,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.harness import measured_run  # noqa: E402
+from benchmarks.harness import home_environment, measured_run  # noqa: E402
 from benchmarks.results import machine, record  # noqa: E402
 
 DEMO_PRODUCTS, DEMO_MEASUREMENTS = 96, 2400
@@ -47,23 +46,13 @@ def measure(label: str, command: list[str], env: dict[str, str], note: str = "")
     return Measurement(label, run.seconds, run.peak_mb, note)
 
 
-def environment(home: Path, inputs: Path) -> dict[str, str]:
-    return {
-        **os.environ,
-        "REUSE_DATA_HOME": str(home),
-        "REUSE_DATA_INPUTS": str(inputs),
-        "DAGSTER_HOME": str(home / "dagster"),
-        "REUSE_DATA_WAREHOUSE": str(home / "warehouse" / "build.duckdb"),
-    }
-
-
 def run(scale: int) -> list[Measurement]:
     cli = [sys.executable, "-m", "reuse_data.cli"]
     dbt = str(Path(sys.executable).with_name("dbt"))
     results: list[Measurement] = []
     with tempfile.TemporaryDirectory(prefix="reuse-data-bench-") as scratch:
         scratch_dir = Path(scratch)
-        demo_env = environment(scratch_dir / "demo", ROOT / "demo")
+        demo_env = home_environment(scratch_dir / "demo", ROOT / "demo")
         results.append(
             measure(
                 "reuse-data build, demo (first)", [*cli, "build"], demo_env, "ingest + dbt build + snapshot + publish"
@@ -113,7 +102,7 @@ def run(scale: int) -> list[Measurement]:
             measure(
                 f"reuse-data build, {scale}x demo",
                 [*cli, "build"],
-                environment(scratch_dir / "big", big_inputs),
+                home_environment(scratch_dir / "big", big_inputs),
                 f"{DEMO_PRODUCTS * scale} products, ~{DEMO_MEASUREMENTS * scale} readings",
             )
         )

@@ -158,8 +158,15 @@ def measured_run(command: list[str], env: dict[str, str]) -> MeasuredRun:
 
 
 def home_environment(home: Path, inputs: Path | None = None) -> dict[str, str]:
-    """This process's environment for a `reuse-data` command over ``home`` (and ``inputs``)."""
-    env = {**os.environ, "REUSE_DATA_HOME": str(home), "DAGSTER_HOME": str(home / "dagster")}
+    """This process's environment for a `reuse-data` command (or dagster-daemon, or a bare `dbt`)
+    over ``home`` (and ``inputs``)."""
+    layout = home_layout(home)
+    env = {
+        **os.environ,
+        "REUSE_DATA_HOME": str(home),
+        "DAGSTER_HOME": str(layout.dagster_home),
+        "REUSE_DATA_WAREHOUSE": str(layout.warehouse_path),  # what sql/profiles.yml reads
+    }
     if inputs is not None:
         env["REUSE_DATA_INPUTS"] = str(inputs)
     return env

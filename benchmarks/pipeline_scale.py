@@ -32,7 +32,6 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -44,7 +43,7 @@ from pathlib import Path
 
 import duckdb
 
-from benchmarks.harness import dagster_daemon, home_layout, measured_run, serving
+from benchmarks.harness import dagster_daemon, home_environment, home_layout, measured_run, serving
 from benchmarks.load import first_byte_ms
 from benchmarks.results import machine, markdown_table, record
 from pipelines.build import latest_materialization_metadata
@@ -126,17 +125,6 @@ def duckdb_floor(inputs: Path) -> tuple[float, int]:
     return seconds, rows
 
 
-def environment(home: Path, inputs: Path) -> dict[str, str]:
-    layout = load_settings({"REUSE_DATA_HOME": str(home), "REUSE_DATA_INPUTS": str(inputs)})
-    return {
-        **os.environ,
-        "REUSE_DATA_HOME": str(home),
-        "REUSE_DATA_INPUTS": str(inputs),
-        "DAGSTER_HOME": str(layout.dagster_home),
-        "REUSE_DATA_WAREHOUSE": str(layout.warehouse_path),
-    }
-
-
 def published_snapshot(home: Path) -> Path:
     store = home_layout(home).snapshots_dir
     return snapshot_path(store, current_version(store))
@@ -203,7 +191,7 @@ def run_size(folder: Path, measurements: int) -> ScaleRun:
     print(f"{label}: DuckDB reads the {rows} CSV rows in {floor_s:.1f} s; building …", flush=True)
     home = folder / f"home-{label}"
     shutil.rmtree(home, ignore_errors=True)
-    env = environment(home, inputs)
+    env = home_environment(home, inputs)
     build = measured_run([*CLI, "build"], env)
     snapshot = published_snapshot(home)
     print(f"{label}: built in {build.seconds:.1f} s, peak {build.peak_mb:.0f} MB", flush=True)
