@@ -91,13 +91,7 @@ def json_ld(page: dict[str, Any], snapshot: Snapshot, lang: str) -> list[dict[st
                 "reviewBody": answer,
                 "reviewRating": rating,
             }
-            item["aggregateRating"] = {
-                "@type": "AggregateRating",
-                "ratingValue": product["overall_rating"],
-                "bestRating": 100,
-                "worstRating": 0,
-                "ratingCount": 1,
-            }
+            item["aggregateRating"] = {**rating, "@type": "AggregateRating", "ratingCount": 1}
         if product["price_amount"] is not None:
             item["offers"] = {
                 "@type": "Offer",
