@@ -1,0 +1,49 @@
+"""The pipeline benchmarks still work: a tiny run of each, end to end.
+
+No timed assertion: only that every figure comes back. `benchmarks.pipeline_scale` generates a
+publisher, builds it, serves it, and publishes one sheet uploaded through a real intake while
+a dagster-daemon runs; `benchmarks/build_demo.py` measures the bare dbt baseline and the builds.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+from benchmarks.harness import home_environment
+from reuse_data.settings import PROJECT_ROOT
+
+NUMBER = r"[\d.]+"
+
+
+def test_a_tiny_pipeline_scale_run_reports_every_figure(tmp_path: Path):
+    argv = [sys.executable, "-m", "benchmarks.pipeline_scale", "--sizes", "2k"]
+    completed = subprocess.run(
+        argv, cwd=PROJECT_ROOT, env=home_environment(tmp_path), capture_output=True, text=True, timeout=600
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-3000:]
+    row = next((line for line in completed.stdout.splitlines() if line.startswith("| 2k |")), None)
+    assert row is not None, completed.stdout
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    # readings, products, floor, build, build/floor, growth (none: one size), peak, snapshot,
+    # first byte, upload → published, sheets re-read
+    assert cells[:2] == ["2k", "20"] and cells[5] == "—", row
+    assert all(re.fullmatch(NUMBER, cell) for cell in [*cells[2:5], cells[6], cells[7], cells[9]]), row
+    assert re.fullmatch(rf"{NUMBER} / {NUMBER}", cells[8]), row
+    assert cells[10] == "1", row  # the build after the upload read only the uploaded sheet
+    assert "- 2k: one uploaded sheet published" in completed.stdout
+
+
+def test_a_tiny_build_benchmark_measures_the_baseline_and_each_build(tmp_path: Path):
+    argv = [sys.executable, "benchmarks/build_demo.py", "--scale", "1"]
+    completed = subprocess.run(
+        argv, cwd=PROJECT_ROOT, env=home_environment(tmp_path), capture_output=True, text=True, timeout=600
+    )
+    assert completed.returncode == 0, completed.stdout[-2000:] + completed.stderr[-3000:]
+    for label in ("baseline: dbt build alone, demo", "reuse-data build, demo (first)", "reuse-data build, 1x demo"):
+        row = next((line for line in completed.stdout.splitlines() if line.startswith(f"| {label} |")), None)
+        assert row is not None, completed.stdout
+        cells = [cell.strip() for cell in row.strip("|").split("|")]
+        assert re.fullmatch(NUMBER, cells[1]) and re.fullmatch(rf"{NUMBER}x", cells[2]), row
