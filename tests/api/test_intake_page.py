@@ -3,10 +3,11 @@ driven by Playwright against a real `reuse-data intake` on loopback."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from benchmarks.harness import Server, copy_home, serving
 from reuse_data.intake_store import IntakeStore
@@ -29,8 +30,13 @@ def token(page_home: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def intake(page_home: Path, token: str) -> Iterator[Server]:
-    with serving(page_home, command="intake", ready="/") as running:
+def intake_log(page_home: Path) -> Path:
+    return page_home.parent / "intake.log"
+
+
+@pytest.fixture(scope="module")
+def intake(page_home: Path, token: str, intake_log: Path) -> Iterator[Server]:
+    with serving(page_home, command="intake", ready="/", log=intake_log) as running:
         yield running
 
 
@@ -43,6 +49,29 @@ def page(browser, intake: Server):
     context.close()
 
 
+@pytest.fixture
+def upload_and_wait(page, intake_log: Path) -> Callable[[], str]:
+    """Click Upload, wait for the intake's answer and the verdict it leads to; returns its text.
+
+    The wait is on the upload's own response rather than on the page's animation frames, and a
+    timeout says what the page and the intake printed."""
+    said: list[str] = []
+    page.on("console", lambda message: said.append(f"console {message.type}: {message.text}"))
+    page.on("pageerror", lambda error: said.append(f"page error: {error}"))
+
+    def upload() -> str:
+        try:
+            with page.expect_response(lambda reply: reply.url.endswith("/api/intake/bench-sheets"), timeout=60_000):
+                page.click("#upload")
+            page.wait_for_function("document.getElementById('verdict').className !== ''", polling=50)
+        except PlaywrightTimeoutError as timeout:
+            log = intake_log.read_text(errors="replace")[-3000:]
+            raise AssertionError("\n".join([str(timeout), *said, "intake log:", log])) from timeout
+        return page.text_content("#verdict")
+
+    return upload
+
+
 def choose_sheet(page, name: str, content: bytes) -> None:
     page.set_input_files("#file", {"name": name, "mimeType": "text/csv", "buffer": content})
 
@@ -53,17 +82,10 @@ def table_rows(page, selector: str) -> list[list[str]]:
     )
 
 
-def upload_and_wait(page) -> str:
-    """Click Upload and wait for the verdict; returns its text."""
-    page.click("#upload")
-    page.wait_for_function("document.getElementById('verdict').className !== ''")
-    return page.text_content("#verdict")
-
-
-def test_a_bad_sheet_shows_each_problem_by_row_and_column(page, token):
+def test_a_bad_sheet_shows_each_problem_by_row_and_column(page, token, upload_and_wait):
     page.fill("#token", token)
     choose_sheet(page, "bad.csv", sheet(good_row(reading="12.5"), good_row(sample=2, reading="400"), "x,y,1,2,°C,,,"))
-    verdict = upload_and_wait(page)
+    verdict = upload_and_wait()
     assert "nothing was accepted" in verdict and page.get_attribute("#verdict", "class") == "bad"
     assert page.is_visible("#errors") and not page.is_visible("#receipt")
     problems = [(row, column) for row, column, _value, _message in table_rows(page, "#errors")]
@@ -71,11 +93,11 @@ def test_a_bad_sheet_shows_each_problem_by_row_and_column(page, token):
     assert table_rows(page, "#receipts") == []  # nothing kept
 
 
-def test_a_good_sheet_gets_a_receipt_listed_with_the_testers_receipts(page, token, intake: Server):
+def test_a_good_sheet_gets_a_receipt_listed_with_the_testers_receipts(page, token, intake: Server, upload_and_wait):
     page.fill("#token", token)
     content = sheet(good_row(reading="12.5"), good_row(sample=2, reading="12.75"))
     choose_sheet(page, "monday.csv", content)
-    assert upload_and_wait(page).startswith("Accepted: 2 row(s)")
+    assert upload_and_wait().startswith("Accepted: 2 row(s)")
     details = dict(table_rows(page, "#receipt"))
     receipt = IntakeStore(intake.home).receipt(details["Receipt"])
     assert receipt is not None and receipt.tester == TESTER and receipt.rows_accepted == 2
@@ -90,15 +112,15 @@ def test_a_good_sheet_gets_a_receipt_listed_with_the_testers_receipts(page, toke
     page.wait_for_function("document.getElementById('who').textContent !== ''")
     assert page.text_content("#who") == f"Signed in as {TESTER}."
     choose_sheet(page, "monday-again.csv", content)
-    assert "uploaded before" in upload_and_wait(page)
+    assert "uploaded before" in upload_and_wait()
     assert dict(table_rows(page, "#receipt"))["Receipt"] == receipt.id
     assert len(IntakeStore(intake.home).receipts(TESTER)) == 1
 
 
-def test_a_wrong_token_is_told_and_a_forgotten_one_is_gone(page, token):
+def test_a_wrong_token_is_told_and_a_forgotten_one_is_gone(page, token, upload_and_wait):
     page.fill("#token", "not-a-token")
     choose_sheet(page, "sheet.csv", sheet(good_row(reading="13.5")))
-    assert "valid tester token is required" in upload_and_wait(page)
+    assert "valid tester token is required" in upload_and_wait()
     page.wait_for_function("document.getElementById('who').textContent.includes('valid tester token')")
     page.click("#forget")
     page.reload()
