@@ -119,6 +119,18 @@ def _drain(port: int, path: str, pause: float = 0.0) -> int:
     return received
 
 
+def download_times(port: int, path: str, rounds: int) -> tuple[int, list[float]]:
+    """(bytes of the response, seconds each of ``rounds`` whole downloads of ``path`` took), one
+    client downloading one at a time, after one untimed download (first-use costs are not streaming)."""
+    size = _drain(port, path)
+    seconds = []
+    for _ in range(rounds):
+        started = time.perf_counter()
+        _drain(port, path)
+        seconds.append(time.perf_counter() - started)
+    return size, seconds
+
+
 def peak_rss_growth(pid: int, port: int, paths: list[str], clients: int, pause: float = 0.002) -> tuple[int, list[int]]:
     """(peak growth of the server's resident memory in bytes, bytes each client received) while
     ``clients`` slow clients stream at once, client i reading ``paths[i % len(paths)]``; memory is

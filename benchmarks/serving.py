@@ -16,8 +16,11 @@ each has a target: the JSON operations and ``page.json`` 0.8, ``ask.json`` 0.5, 
 revalidation 0.9, ``bench.csv`` 0.8 and ``bench.jsonl`` 0.6 of the CSV floor in MB/s. Before
 the loads: the time to the first byte of a bench export (one request at a time, after one
 untimed request; target under 10 ms) and the growth of our server's memory while
-``--clients`` clients stream ``--rows`` rows each at once (target under 50 MB). Datasette is
-measured last, each run once it has gone idle again.
+``--clients`` clients stream ``--rows`` rows each at once (target under 50 MB); and each
+export as one client downloads it whole, from ours, the floor and Datasette (median of
+``STREAM_ROUNDS`` downloads; against Datasette in rows per second, since its files are
+larger). Datasette's exports are compared there only: under wrk's 32 connections none of them
+finishes within a run. Datasette's wrk runs come last, each once it has gone idle again.
 
 The snapshot is the demo's (the one CURRENT names under REUSE_DATA_HOME), copied to
 ``$REUSE_DATA_HOME/bench/serving/`` with its bench mart repeated to at least ``--rows`` rows.
@@ -44,7 +47,15 @@ import duckdb
 
 from benchmarks import datasette_site
 from benchmarks.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
-from benchmarks.load import Load, first_byte_ms, peak_rss_growth, run_wrk, wait_until_idle, wrk_command
+from benchmarks.load import (
+    Load,
+    download_times,
+    first_byte_ms,
+    peak_rss_growth,
+    run_wrk,
+    wait_until_idle,
+    wrk_command,
+)
 from benchmarks.results import machine, markdown_table, record
 from reuse_data.settings import load_settings
 from serve.openapi import OPERATIONS
@@ -55,6 +66,7 @@ JSON_TARGET, ASK_TARGET, REVALIDATION_TARGET = 0.8, 0.5, 0.9
 CSV_TARGET, JSONL_TARGET = 0.8, 0.6
 FIRST_BYTE_TARGET_MS, RSS_GROWTH_TARGET_MB = 10.0, 50.0
 FIRST_BYTE_ROUNDS = 50
+STREAM_ROUNDS = 5  # whole downloads per server and export, one client at a time (median kept)
 BENCH_OPERATIONS = {"benchJsonl", "benchCsv"}
 # Response headers that differ per response or per connection: not part of what is replayed.
 UNREPLAYED_HEADERS = {"date", "server", "content-length", "transfer-encoding", "connection"}
@@ -152,8 +164,9 @@ def plan(operation_ids: list[str], rows: int, recorded_headers: dict[str, dict[s
         equivalent = datasette_site.EQUIVALENTS.get(operation.operation_id)
         label = request.removeprefix("/api/public/")
         if operation.operation_id in BENCH_OPERATIONS:
+            # Datasette's exports are compared one client at a time (``single_streams``) instead.
             target = CSV_TARGET if operation.operation_id == "benchCsv" else JSONL_TARGET
-            cases.append(Case(label, request, floor_csv, equivalent, target, per_byte=True))
+            cases.append(Case(label, request, floor_csv, None, target, per_byte=True))
         else:
             target = ASK_TARGET if operation.operation_id == "ask" else JSON_TARGET
             cases.append(Case(label, request, request, equivalent, target))
@@ -305,6 +318,63 @@ def memory_table(measured: dict[str, tuple[int, list[int]]], clients: int) -> st
     return markdown_table(["server, export", "clients at once", "MB each", "RSS growth MB", "target"], body, 1)
 
 
+@dataclass(frozen=True)
+class Download:
+    """One client downloading a whole export: its size and the median time of ``STREAM_ROUNDS`` downloads."""
+
+    megabytes: float
+    seconds: float
+
+    @property
+    def megabytes_per_second(self) -> float:
+        return self.megabytes / self.seconds
+
+
+def timed_download(port: int, path: str) -> Download:
+    size, seconds = download_times(port, path, STREAM_ROUNDS)
+    return Download(size / 1e6, statistics.median(seconds))
+
+
+def single_streams(
+    export_ids: list[str], ports: dict[str, int | None], rows: int, datasette_pid: int | None
+) -> dict[str, tuple[Download, Download, Download | None]]:
+    """Each export as one client downloads it whole from ours, the CSV floor and Datasette's
+    equivalent: {label: (ours, floor, Datasette or None)}.
+
+    This is how Datasette's exports are compared: under wrk's 32 connections none of its
+    20,000-row exports finishes within a run (wrk's MB/s read 0), so wrk leaves them out."""
+    floor = timed_download(ports["floor"], floor_csv_request(rows))
+    measured = {}
+    for operation_id in export_ids:
+        path = example_request(operation_id, rows)
+        equivalent = datasette_site.EQUIVALENTS[operation_id]
+        datasette = None
+        if ports.get("datasette") and equivalent:
+            if datasette_pid:
+                wait_until_idle(datasette_pid)
+            datasette = timed_download(ports["datasette"], equivalent)
+        measured[_ours(path)] = (timed_download(ports["ours"], path), floor, datasette)
+    return measured
+
+
+def single_stream_table(measured: dict[str, tuple[Download, Download, Download | None]]) -> str:
+    """MB/s of each server, ours against the floor in MB/s (the targets' unit) and against Datasette
+    in rows per second: the same rows, but Datasette's CSV and JSON are larger than ours."""
+    body = []
+    for label, (ours, floor, datasette) in measured.items():
+        row = [label, f"{ours.megabytes:.1f}", f"{ours.megabytes_per_second:.0f}", f"{floor.megabytes_per_second:.0f}"]
+        row.append(f"{ours.megabytes_per_second / floor.megabytes_per_second:.2f}")
+        if datasette is None:
+            row += ["n/a", "n/a", "n/a"]
+        else:
+            row += [f"{datasette.megabytes:.1f}", f"{datasette.megabytes_per_second:.1f}"]
+            row.append(f"{datasette.seconds / ours.seconds:.1f}x")
+        body.append(row)
+    header = ["one client, whole export", "ours MB", "ours MB/s", "floor CSV MB/s", "ours / floor"]
+    header += ["Datasette MB", "Datasette MB/s", "ours / Datasette, rows/s"]
+    return markdown_table(header, body)
+
+
 def _ours(path: str) -> str:
     return f"ours, `{path.removeprefix('/api/public/')}`"
 
@@ -338,8 +408,9 @@ def run(args: argparse.Namespace) -> str:
             datasette = servers.enter_context(datasette_server(work, venv, snapshot, args.rows))
             if datasette is not None:
                 ports["datasette"], datasette_pid = datasette
-        # First byte and memory before the loads: Datasette is still busy for a while after its own.
-        exports = sorted(example_request(o, args.rows) for o in BENCH_OPERATIONS.intersection(args.operations))
+        # First byte, memory and single streams before the loads: Datasette stays busy for a while after its own.
+        export_ids = sorted(BENCH_OPERATIONS.intersection(args.operations))
+        exports = [example_request(operation_id, args.rows) for operation_id in export_ids]
         progress("first byte of the bench exports, one request at a time, after one untimed request each")
         first_bytes = {_ours(path): first_byte_ms(ours.port, path, FIRST_BYTE_ROUNDS, warm_up=True) for path in exports}
         if exports:
@@ -347,6 +418,8 @@ def run(args: argparse.Namespace) -> str:
             first_bytes["floor, CSV"] = first_byte_ms(ports["floor"], floor_csv, FIRST_BYTE_ROUNDS, warm_up=True)
         progress(f"memory while {args.clients} clients stream {args.rows} rows each")
         memory = {_ours(path): peak_rss_growth(ours.process.pid, ours.port, [path], args.clients) for path in exports}
+        progress(f"one client at a time streaming each whole export, {STREAM_ROUNDS} downloads per server")
+        streams = single_streams(export_ids, ports, args.rows, datasette_pid) if exports else {}
         cases = plan(args.operations, args.rows, headers)
         rows = measure(cases, ports, args.seconds, args.connections, args.rounds, datasette_pid)
 
@@ -361,7 +434,11 @@ def run(args: argparse.Namespace) -> str:
             "order, the median run of each kept; each server one uvicorn worker (uvloop, httptools); "
             "wrk and the server share the machine's cores.",
             throughput_table(rows),
-            *([first_byte_table(first_bytes), memory_table(memory, args.clients)] if exports else []),
+            *(
+                [first_byte_table(first_bytes), memory_table(memory, args.clients), single_stream_table(streams)]
+                if exports
+                else []
+            ),
         ]
     )
 

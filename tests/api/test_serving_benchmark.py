@@ -43,6 +43,8 @@ def test_a_tiny_serving_benchmark_measures_every_requested_operation(demo_home: 
     for export in labels[2:]:
         assert re.search(rf"\| ours, `{re.escape(export)}` \| [\d.]+ \| [\d.]+ \|", report), report
         assert re.search(rf"\| ours, `{re.escape(export)}` \| 3 \| [\d.]+ \| -?[\d.]+ \|", report), report
+        single = rf"\| ours, `{re.escape(export)}` \| [\d.]+ \| \d+ \| \d+ \| [\d.]+ \| n/a \| n/a \| n/a \|"
+        assert re.search(single, report), report
     assert "| floor, CSV |" in report
     assert (home / "bench" / "serving" / "recorded.json").exists()
 
