@@ -41,23 +41,28 @@ def intake(page_home: Path, token: str, intake_log: Path) -> Iterator[Server]:
 
 
 @pytest.fixture
-def page(browser, intake: Server):
+def page_messages() -> list[str]:
+    """What the page printed to its console and the errors it raised, from its first load on."""
+    return []
+
+
+@pytest.fixture
+def page(browser, intake: Server, page_messages: list[str]):
     context = browser.new_context(base_url=f"http://127.0.0.1:{intake.port}")
     page = context.new_page()
+    page.on("console", lambda message: page_messages.append(f"console {message.type}: {message.text}"))
+    page.on("pageerror", lambda error: page_messages.append(f"page error: {error}"))
     page.goto("/")
     yield page
     context.close()
 
 
 @pytest.fixture
-def upload_and_wait(page, intake_log: Path) -> Callable[[], str]:
+def upload_and_wait(page, page_messages: list[str], intake_log: Path) -> Callable[[], str]:
     """Click Upload, wait for the intake's answer and the verdict it leads to; returns its text.
 
     The wait is on the upload's own response rather than on the page's animation frames, and a
     timeout says what the page and the intake printed."""
-    said: list[str] = []
-    page.on("console", lambda message: said.append(f"console {message.type}: {message.text}"))
-    page.on("pageerror", lambda error: said.append(f"page error: {error}"))
 
     def upload() -> str:
         try:
@@ -66,7 +71,7 @@ def upload_and_wait(page, intake_log: Path) -> Callable[[], str]:
             page.wait_for_function("document.getElementById('verdict').className !== ''", polling=50)
         except PlaywrightTimeoutError as timeout:
             log = intake_log.read_text(errors="replace")[-3000:]
-            raise AssertionError("\n".join([str(timeout), *said, "intake log:", log])) from timeout
+            raise AssertionError("\n".join([str(timeout), *page_messages, "intake log:", log])) from timeout
         return page.text_content("#verdict")
 
     return upload
