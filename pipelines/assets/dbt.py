@@ -46,16 +46,24 @@ def built_from_path() -> Path:
     return warehouse.with_name(f"{warehouse.name}.dbt-project-sha256")
 
 
+def recorded_project_fingerprint() -> str | None:
+    """The fingerprint of the dbt project every model of the warehouse was last built from, if any."""
+    marker = built_from_path()
+    return marker.read_text(encoding="utf-8").strip() if marker.exists() else None
+
+
 def warehouse_built_from_project() -> bool:
     """Whether every model of the warehouse was last built from the dbt project as it is now."""
-    marker = built_from_path()
-    return marker.exists() and marker.read_text(encoding="utf-8").strip() == project_fingerprint(
-        dbt_project.project_dir
-    )
+    return recorded_project_fingerprint() == project_fingerprint(dbt_project.project_dir)
 
 
 RUN_TARGETS_KEPT = 20
 PARSE_STATE = "partial_parse.msgpack"  # dbt's parsed project, reused by the next invocation
+
+
+def shared_parse_state() -> Path:
+    """The parse state the last dbt run left, for the next run to start from."""
+    return load_settings().dbt_target_dir / PARSE_STATE
 
 
 def run_target_path(run_id: str) -> Path:
@@ -67,8 +75,7 @@ def run_target_path(run_id: str) -> Path:
     runs = load_settings().dbt_target_dir / "runs"
     target = runs / run_id
     target.mkdir(parents=True, exist_ok=True)
-    parse_state = load_settings().dbt_target_dir / PARSE_STATE
-    if parse_state.exists():
+    if (parse_state := shared_parse_state()).exists():
         shutil.copy2(parse_state, target / PARSE_STATE)
     for stale in sorted(runs.iterdir(), key=lambda folder: folder.stat().st_mtime)[:-RUN_TARGETS_KEPT]:
         shutil.rmtree(stale, ignore_errors=True)
@@ -84,13 +91,16 @@ def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[
     build runs with --full-refresh, and a build of every model then records the project it was
     built from (a build of some models leaves the record alone: the others still need it).
     """
+    # Taken once, before the build: what is recorded is the project this build ran, even if
+    # the project is edited while it runs.
+    fingerprint = project_fingerprint(dbt_project.project_dir)
     args = ["build"]
-    if not warehouse_built_from_project():
+    if recorded_project_fingerprint() != fingerprint:
         context.log.info("the dbt project changed since the warehouse was last built: full refresh")
         args.append("--full-refresh")
     target = run_target_path(context.run_id)
     yield from dbt.cli(args, context=context, target_path=target).stream()
     if (target / PARSE_STATE).exists():  # the next run starts from this one's parse state
-        shutil.copy2(target / PARSE_STATE, load_settings().dbt_target_dir / PARSE_STATE)
+        shutil.copy2(target / PARSE_STATE, shared_parse_state())
     if not context.is_subset:
-        built_from_path().write_text(project_fingerprint(dbt_project.project_dir) + "\n", encoding="utf-8")
+        built_from_path().write_text(fingerprint + "\n", encoding="utf-8")
