@@ -67,6 +67,7 @@ def prepare_environment(settings: Settings) -> None:
     os.environ["REUSE_DATA_INPUTS"] = str(settings.inputs)
     os.environ["REUSE_DATA_BASE_URL"] = settings.base_url
     os.environ["REUSE_DATA_WAREHOUSE"] = str(settings.warehouse_path)
+    os.environ["REUSE_DATA_EMBEDDING_CACHE"] = str(settings.embedding_cache)
 
 
 def _classify(event) -> tuple[str, str] | None:

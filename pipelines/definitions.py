@@ -2,6 +2,7 @@
 
 from dagster import Definitions, in_process_executor
 
+from pipelines.assets.ask_vectors import ask_entry_vectors
 from pipelines.assets.dbt import dbt_models
 from pipelines.assets.ingest import ingest_assets
 from pipelines.assets.publish import published_snapshot
@@ -11,7 +12,7 @@ from pipelines.schedules import build_and_publish, daily_build
 from pipelines.sensors import intake_inbox
 
 defs = Definitions(
-    assets=[*ingest_assets, dbt_models, published_snapshot],
+    assets=[*ingest_assets, dbt_models, ask_entry_vectors, published_snapshot],
     asset_checks=translation_checks,
     jobs=[build_and_publish],
     schedules=[daily_build],

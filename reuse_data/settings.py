@@ -10,6 +10,7 @@ PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 DEFAULT_INTAKE_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_STALE_BUILD_SECONDS = 15 * 60
+DEFAULT_EMBEDDING_CACHE = PROJECT_ROOT / ".cache" / "ask-vectors.sqlite3"
 
 
 class SettingsError(ValueError):
@@ -26,6 +27,8 @@ class Settings:
     intake_max_bytes: the largest bench sheet the intake accepts; ``REUSE_DATA_INTAKE_MAX_BYTES``.
     stale_build_seconds: how long a build may log nothing before the intake sensor deems its
         process gone and builds again; ``REUSE_DATA_STALE_BUILD_SECONDS``.
+    embedding_cache: the ask engine's entry vectors by model and text hash, shared by every
+        home on the machine (``serve.ask.vector_cache``); ``REUSE_DATA_EMBEDDING_CACHE``.
     """
 
     home: Path
@@ -33,6 +36,7 @@ class Settings:
     base_url: str
     intake_max_bytes: int = DEFAULT_INTAKE_MAX_BYTES
     stale_build_seconds: int = DEFAULT_STALE_BUILD_SECONDS
+    embedding_cache: Path = DEFAULT_EMBEDDING_CACHE
 
     @property
     def warehouse_path(self) -> Path:
@@ -76,6 +80,7 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
         base_url=base_url,
         intake_max_bytes=_whole_number(env, "REUSE_DATA_INTAKE_MAX_BYTES", DEFAULT_INTAKE_MAX_BYTES),
         stale_build_seconds=_whole_number(env, "REUSE_DATA_STALE_BUILD_SECONDS", DEFAULT_STALE_BUILD_SECONDS),
+        embedding_cache=Path(env.get("REUSE_DATA_EMBEDDING_CACHE") or DEFAULT_EMBEDDING_CACHE).expanduser().resolve(),
     )
 
 

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import datetime as dt
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
 from serve import params
-from serve.ask.index import AskIndex
+from serve.ask.encoder import Encoder
+from serve.ask.engine import AskEngine
 from serve.ask.language import LANGUAGES, negotiate
 from serve.documents import USAGE, encode, envelope
 from serve.http_cache import cached
@@ -29,10 +31,10 @@ FALLBACK_NOTE = {
 
 
 def prepare_ask(snapshot: Snapshot) -> None:
-    """Build the ask index when the snapshot loads; it switches with the snapshot."""
-    snapshot.cache["ask_index"] = AskIndex.from_tables(
-        snapshot.tables["recommendations"], snapshot.tables["answers"], snapshot.tables["categories"]
-    )
+    """Build the ask engine when the snapshot loads (it switches with the snapshot): the lexical
+    index of its entries and the entry vectors the pipeline stored in it. A snapshot whose
+    vectors this server cannot use fails to load, and the one being served stays."""
+    snapshot.cache["ask_engine"] = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, Encoder.shared())
 
 
 def choose_language(request: Request, question: str) -> str:
@@ -66,19 +68,19 @@ async def ask(request: Request) -> Response:
     # Answer engines and crawlers ask the same questions over and over: each answer (and the
     # choice of its language) is worked out once per snapshot.
     asked = (question, limit, request.query_params.get("lang"), request.headers.get("accept-language"))
-    answer = snapshot.remembered(
-        "ask_answers",
-        asked,
-        lambda: answer_for(snapshot, request.app.state.base_url, question, limit, choose_language(request, question)),
-        ANSWERS_KEPT,
-    )
+    answer = snapshot.recall("ask_answers", asked)
+    if answer is None:
+        language = choose_language(request, question)
+        # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
+        found = await run_in_threadpool(answer_for, snapshot, request.app.state.base_url, question, limit, language)
+        answer = snapshot.remembered("ask_answers", asked, lambda: found, ANSWERS_KEPT)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
     return cached(request, snapshot, encode(body), vary_language=True)
 
 
 def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lang: str) -> dict:
     """The body of ask.json but its envelope: the language, the answer, what to cite, the results."""
-    matches = snapshot.cache["ask_index"].search(question, limit)
+    matches = snapshot.cache["ask_engine"].search(question, limit)
     results = []
     for position, match in enumerate(matches):
         row = match.entry.row

@@ -60,6 +60,10 @@ class Snapshot:
         """A cursor of its own for one request (DuckDB connections are not shared across threads)."""
         return self.connection.cursor()
 
+    def recall(self, memo: str, key: Hashable) -> Any:
+        """What ``remembered`` keeps for ``key`` in the memo named ``memo``, or None."""
+        return self.cache.get(memo, {}).get(key)
+
     def remembered(self, memo: str, key: Hashable, build: Callable[[], T], kept: int) -> T:
         """``build()`` for ``key``, worked out once for this snapshot (which never changes) and kept
         in the memo named ``memo``; past ``kept`` keys the oldest is dropped, so that clients

@@ -22,6 +22,37 @@ PUBLISHED_TABLES: tuple[str, ...] = (
     "people",
     "publisher",
     "languages",
+    "ask_vectors",
+)
+
+# The ask engine's texts (a dbt mart) and their vectors (a Python asset writes them into the
+# marts schema, after the texts): the snapshot carries the vectors, the server embeds only
+# the question.
+ASK_TEXTS_TABLE = "ask_texts"
+ASK_VECTORS_TABLE = "ask_vectors"
+
+# What a snapshot must satisfy to be published: (what is wrong, SQL counting the rows that
+# show it, over the build warehouse's marts as ``{marts}``). Publish refuses a snapshot for
+# which any count is not zero, so that the server never discovers the fault.
+PUBLISH_CHECKS: tuple[tuple[str, str], ...] = (
+    (
+        "ask texts without a vector (materialise marts/ask_vectors after marts/ask_texts)",
+        f"SELECT count(*) FROM {{marts}}.{ASK_TEXTS_TABLE} AS texts "
+        f"ANTI JOIN {{marts}}.{ASK_VECTORS_TABLE} AS vectors "
+        "USING (entry_id, field, language, text_sha256)",
+    ),
+    (
+        "ask vectors of texts that are no longer asked (materialise marts/ask_vectors again)",
+        f"SELECT count(*) FROM {{marts}}.{ASK_VECTORS_TABLE} AS vectors "
+        f"ANTI JOIN {{marts}}.{ASK_TEXTS_TABLE} AS texts "
+        "USING (entry_id, field, language, text_sha256)",
+    ),
+    (
+        "ask entries with no vector at all",
+        "SELECT count(*) FROM (SELECT scenario_slug AS entry_id FROM {marts}.recommendations "
+        "UNION ALL SELECT answer_id FROM {marts}.answers) AS entries "
+        f"ANTI JOIN {{marts}}.{ASK_VECTORS_TABLE} AS vectors USING (entry_id)",
+    ),
 )
 
 # Tables stored in a fixed row order, so that a plain scan streams them in that order

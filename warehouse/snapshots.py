@@ -21,7 +21,7 @@ from pathlib import Path
 import duckdb
 
 from reuse_data.durable_files import fsync_directory, replace_durably
-from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE, STORED_ORDER
+from warehouse.contract import MARTS_SCHEMA, PUBLISH_CHECKS, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE, STORED_ORDER
 
 CURRENT_FILE = "CURRENT"
 STAGING_PREFIX = ".staging-"
@@ -103,6 +103,20 @@ def _sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def refuse_incomplete(connection: duckdb.DuckDBPyConnection, marts: str) -> None:
+    """Raise SnapshotError naming every ``PUBLISH_CHECKS`` fault of the marts about to be published."""
+    faults = []
+    for fault, sql in PUBLISH_CHECKS:
+        try:
+            count = connection.execute(sql.format(marts=marts)).fetchone()[0]
+        except duckdb.CatalogException as error:
+            raise SnapshotError(f"nothing published: a table is missing ({error}); run `reuse-data build`") from error
+        if count:
+            faults.append(f"{count} {fault}")
+    if faults:
+        raise SnapshotError("nothing published: " + "; ".join(faults))
+
+
 def publish(
     store: Path,
     build_warehouse: Path,
@@ -128,6 +142,7 @@ def publish(
             # view, whose SQL names that catalog, resolves here as it does in the warehouse.
             build = '"' + build_warehouse.stem.replace('"', '""') + '"'
             connection.execute(f"ATTACH {_sql_string(str(build_warehouse))} AS {build} (READ_ONLY)")
+            refuse_incomplete(connection, f"{build}.{MARTS_SCHEMA}")
             for table in PUBLISHED_TABLES:
                 order = f" ORDER BY {STORED_ORDER[table]}" if table in STORED_ORDER else ""
                 connection.execute(f'CREATE TABLE "{table}" AS SELECT * FROM {build}.{MARTS_SCHEMA}."{table}"{order}')

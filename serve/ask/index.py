@@ -92,6 +92,11 @@ class Entry:
     row: Mapping[str, Any]
     bench_evidence: bool
 
+    @property
+    def id(self) -> str:
+        """A recommendation's scenario_slug, a library answer's answer_id: what labels and vectors name."""
+        return self.row["scenario_slug"] if self.kind == "recommendation" else self.row["answer_id"]
+
 
 @dataclass(frozen=True)
 class Match:
@@ -247,16 +252,13 @@ class AskIndex:
             vietnamese_only += in_vietnamese and not in_english
         return "vi" if vietnamese_only > english_only else "en"
 
-    def search(self, question: str, limit: int) -> list[Match]:
-        """The entries that match ``question``, best first, at most ``limit``."""
-        slots = question_slots(question)
-        if not slots or limit <= 0:
-            return []
+    def evidence(self, question: str) -> tuple[np.ndarray, np.ndarray]:
+        """(BM25F score, coverage) of every entry for ``question``, before any threshold or boost."""
         count = len(self.entries)
         score = np.zeros(count, dtype=np.float32)
         found = np.zeros(count, dtype=np.float32)
         total_weight = 0.0
-        for slot in slots:
+        for slot in question_slots(question):
             readings = self._readings(slot)
             slot_weight = max((self.idf[term] for term, _ in readings), default=self._unknown_weight(slot))
             total_weight += slot_weight
@@ -271,7 +273,13 @@ class AskIndex:
                 slot_found[docs] = np.maximum(slot_found[docs], weight)
             score += slot_score * slot.share
             found += slot_found * slot_weight
-        coverage = found / max(total_weight, 1e-9)
+        return score, found / max(total_weight, 1e-9)
+
+    def search(self, question: str, limit: int) -> list[Match]:
+        """The entries that match ``question``, best first, at most ``limit``."""
+        if limit <= 0 or not question_slots(question):
+            return []
+        score, coverage = self.evidence(question)
         tuning = self.tuning
         score *= self.boost
         min_score = tuning.min_score[self.question_language(question)]

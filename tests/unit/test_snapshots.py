@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.contract import PUBLISHED_TABLES, STORED_ORDER
+from warehouse.contract import ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, PUBLISHED_TABLES, STORED_ORDER
 from warehouse.snapshots import (
     CURRENT_FILE,
     SnapshotError,
@@ -20,17 +20,29 @@ from warehouse.snapshots import (
     versions,
 )
 
+# The columns the publish checks read, beside the marker: one recommendation and one library
+# answer, whose ask texts each have a vector.
+ENTRY_COLUMNS = {"recommendations": ", 'scenario' AS scenario_slug", "answers": ", 'answer' AS answer_id"}
+ASK_ROWS = "SELECT * FROM (VALUES ('scenario', 'question', 'en', 'sha-1'), ('answer', 'question', 'en', 'sha-2')) "
+ASK_COLUMNS = "AS t(entry_id, field, language, text_sha256)"
 
-def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED_TABLES) -> Path:
-    """A build warehouse with every published mart holding one row tagged ``marker``.
+
+def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED_TABLES, vectors: bool = True) -> Path:
+    """A build warehouse with every published mart holding one row tagged ``marker`` (the ask
+    vectors one per ask text: two), or none of the vectors when ``vectors`` is false.
 
     Tables stored in a fixed order also carry their ordering column, as the real marts do.
     """
     connection = duckdb.connect(str(path))
     connection.execute("CREATE SCHEMA IF NOT EXISTS marts")
+    connection.execute(f"CREATE OR REPLACE TABLE marts.{ASK_TEXTS_TABLE} AS {ASK_ROWS}{ASK_COLUMNS}")
     for table in tables:
-        order_column = f", 1 AS {STORED_ORDER[table]}" if table in STORED_ORDER else ""
-        connection.execute(f'CREATE OR REPLACE TABLE marts."{table}" AS SELECT {marker} AS marker{order_column}')
+        if table == ASK_VECTORS_TABLE:
+            rows = f"SELECT {marker} AS marker, * FROM ({ASK_ROWS}{ASK_COLUMNS})" + ("" if vectors else " LIMIT 0")
+            connection.execute(f"CREATE OR REPLACE TABLE marts.{table} AS {rows}")
+            continue
+        extra = ENTRY_COLUMNS.get(table, "") + (f", 1 AS {STORED_ORDER[table]}" if table in STORED_ORDER else "")
+        connection.execute(f'CREATE OR REPLACE TABLE marts."{table}" AS SELECT {marker} AS marker{extra}')
     connection.close()
     return path
 
@@ -45,7 +57,7 @@ def test_publish_writes_a_read_only_snapshot_and_switches_current(tmp_path: Path
     info = publish(store, build, now=at(0), inputs_fingerprint="abc")
     assert info.version == "20261122T080000000Z"
     assert current_version(store) == info.version
-    assert info.is_current and info.row_counts == dict.fromkeys(PUBLISHED_TABLES, 1)
+    assert info.is_current and info.row_counts == {**dict.fromkeys(PUBLISHED_TABLES, 1), ASK_VECTORS_TABLE: 2}
     assert not os.access(info.path, os.W_OK) or os.geteuid() == 0  # root ignores modes
     assert oct(info.path.stat().st_mode & 0o777) == "0o444"
     with open_snapshot(info.path) as connection:
@@ -107,10 +119,19 @@ def test_a_failed_publish_leaves_the_published_snapshot_and_no_leftovers(tmp_pat
     store = tmp_path / "snapshots"
     good = publish(store, make_build_warehouse(tmp_path / "good.duckdb", 1), now=at(0)).version
     incomplete = make_build_warehouse(tmp_path / "bad.duckdb", 2, tables=PUBLISHED_TABLES[:3])
-    with pytest.raises(duckdb.Error):
+    with pytest.raises(SnapshotError, match="a table is missing"):
         publish(store, incomplete, now=at(1))
     assert current_version(store) == good
     assert versions(store) == [good]
+    assert sorted(p.name for p in store.iterdir()) == sorted([f"{good}.duckdb", CURRENT_FILE])
+
+
+def test_a_warehouse_without_its_ask_vectors_is_refused_at_publish(tmp_path: Path):
+    store = tmp_path / "snapshots"
+    good = publish(store, make_build_warehouse(tmp_path / "good.duckdb", 1), now=at(0)).version
+    with pytest.raises(SnapshotError, match="nothing published: 2 ask texts without a vector"):
+        publish(store, make_build_warehouse(tmp_path / "bad.duckdb", 2, vectors=False), now=at(1))
+    assert current_version(store) == good and versions(store) == [good]
     assert sorted(p.name for p in store.iterdir()) == sorted([f"{good}.duckdb", CURRENT_FILE])
 
 

@@ -1,0 +1,90 @@
+"""The ask engine's entry vectors: every text of ``marts.ask_texts`` embedded, for the snapshot.
+
+The server embeds only the incoming question; everything it compares that question with is
+computed here, once per text. A text whose sha256 the vector cache already holds for this
+model is not embedded again, so a build that changed no entry text embeds nothing, and a
+changed answer costs only its own texts.
+"""
+
+import time
+from collections.abc import Callable
+
+import numpy as np
+import pyarrow as pa
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
+
+from pipelines.resources import WarehouseResource
+from reuse_data.settings import load_settings
+from serve.ask.encoder import DIMENSIONS, MODEL_ID, Encoder
+from serve.ask.vector_cache import VectorCache
+from warehouse.contract import ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, MARTS_SCHEMA
+
+
+def entry_vectors(
+    texts: dict[str, str], cache: VectorCache, log: Callable[[str], None]
+) -> tuple[dict[str, np.ndarray], int]:
+    """A vector for each text (sha256 -> text), from the cache or embedded now; and how many were embedded."""
+    vectors = cache.get(MODEL_ID, texts)
+    missing = [sha for sha in texts if sha not in vectors]
+    if missing:
+        log(f"embedding {len(missing)} new texts of {len(texts)} ({len(vectors)} cached)")
+        started = time.perf_counter()
+
+        def progress(done: int, total: int) -> None:
+            rate = done / max(time.perf_counter() - started, 1e-9)
+            log(f"embedded {done}/{total} texts ({rate:.0f}/s, about {(total - done) / rate:.0f} s left)")
+
+        embedded = Encoder.shared().texts([texts[sha] for sha in missing], progress)
+        fresh = dict(zip(missing, embedded, strict=True))
+        cache.put(MODEL_ID, fresh)
+        vectors.update(fresh)
+    return vectors, len(missing)
+
+
+@asset(
+    key=AssetKey([MARTS_SCHEMA, ASK_VECTORS_TABLE]),
+    group_name="ask",
+    deps=[AssetKey([MARTS_SCHEMA, ASK_TEXTS_TABLE])],
+    description="Every ask text embedded with multilingual-e5-small (only texts new to the vector cache are "
+    "embedded), written beside the marts for the snapshot.",
+    kinds={"python", "duckdb"},
+)
+def ask_entry_vectors(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+    started = time.perf_counter()
+    with warehouse.connect() as connection:
+        rows = connection.execute(
+            f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256"
+        ).fetchall()
+    vectors, embedded = entry_vectors(dict(rows), VectorCache(load_settings().embedding_cache), context.log.info)
+    hashes = [sha for sha, _ in rows]
+    matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
+    table = pa.table(
+        {
+            "text_sha256": pa.array(hashes, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), DIMENSIONS),
+        }
+    )
+    with warehouse.connect() as connection:
+        connection.register("incoming", table)
+        connection.execute(
+            f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_VECTORS_TABLE} AS "
+            f"SELECT texts.entry_id, texts.entry_kind, texts.field, texts.language, texts.text_sha256, "
+            f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
+            f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming USING (text_sha256) "
+            f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
+            [MODEL_ID],
+        )
+    seconds = time.perf_counter() - started
+    context.log.info(
+        f"{len(hashes)} distinct texts: {embedded} embedded, {len(hashes) - embedded} cached ({seconds:.1f} s)"
+    )
+    return MaterializeResult(
+        metadata={
+            "dagster/row_count": len(hashes),
+            "model": MODEL_ID,
+            "texts": len(hashes),
+            "embedded": embedded,
+            "cached": len(hashes) - embedded,
+            "seconds": round(seconds, 2),
+        }
+    )

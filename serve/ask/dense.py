@@ -1,0 +1,84 @@
+"""Dense retrieval: every entry text's vector from the snapshot, searched with the question's.
+
+An entry's similarity to a question is the best cosine over its texts (its question and
+scenario in six languages, and the analysts' phrasings), so a Punjabi question meets the
+Punjabi wording of the entry whatever language the answer is given in.
+
+Vectors are kept in two forms. Each entry's centroid (float32) is compared with every
+question: one matrix-vector product over the entries. The texts themselves (float16, half
+the memory) are compared only for the ``CANDIDATES`` entries whose centroid is closest, plus
+any the caller names (the lexical engine's best), so the cost stays flat as the library grows;
+a library of up to ``CANDIDATES`` entries is searched exactly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import duckdb
+import numpy as np
+
+from serve.ask.encoder import DIMENSIONS, MODEL_ID
+from warehouse.contract import ASK_VECTORS_TABLE
+
+CANDIDATES = 256
+
+
+class VectorsError(RuntimeError):
+    """A snapshot whose vectors this server cannot use."""
+
+
+class EntryVectors:
+    def __init__(self, entry_of_text: np.ndarray, texts: np.ndarray, entries: int):
+        order = np.argsort(entry_of_text, kind="stable")
+        entry_of_text, texts = entry_of_text[order], texts[order]
+        present = np.unique(entry_of_text)
+        if len(present) != entries:
+            raise VectorsError(f"{entries - len(present)} of {entries} ask entries have no vector")
+        self.starts = np.searchsorted(entry_of_text, np.arange(entries)).astype(np.int64)
+        self.entry_of_text = entry_of_text
+        self.texts = texts.astype(np.float16)
+        sums = np.add.reduceat(texts.astype(np.float32), self.starts, axis=0)
+        self.centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
+
+    @classmethod
+    def from_snapshot(cls, connection: duckdb.DuckDBPyConnection, entry_numbers: Mapping[str, int]) -> EntryVectors:
+        """The vectors of a snapshot, refused unless this server's model made them."""
+        models = {row[0] for row in connection.execute(f"SELECT DISTINCT model FROM {ASK_VECTORS_TABLE}").fetchall()}
+        if models != {MODEL_ID}:
+            raise VectorsError(
+                f"the snapshot's ask vectors were made by {sorted(models)}, this server embeds with {MODEL_ID}"
+            )
+        table = connection.sql(f"SELECT entry_id, vector FROM {ASK_VECTORS_TABLE}").to_arrow_table()
+        unknown = set(table["entry_id"].to_pylist()) - set(entry_numbers)
+        if unknown:
+            raise VectorsError(f"ask vectors of {len(unknown)} entries the snapshot does not hold, e.g. {min(unknown)}")
+        entry_of_text = np.array([entry_numbers[e] for e in table["entry_id"].to_pylist()], dtype=np.int32)
+        flat = table["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        return cls(entry_of_text, flat.reshape(-1, DIMENSIONS), len(entry_numbers))
+
+    @property
+    def nbytes(self) -> int:
+        return self.texts.nbytes + self.centroids.nbytes + self.entry_of_text.nbytes + self.starts.nbytes
+
+    def similarities(self, question: np.ndarray, also: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(best cosine per entry over its texts, centroid cosine per entry).
+
+        The first is exact for the candidates (every entry of a small library) and the
+        centroid's cosine elsewhere, which never exceeds a text's by much.
+        """
+        centroid = self.centroids @ question
+        entries = len(self.starts)
+        if entries <= CANDIDATES:
+            best = np.maximum.reduceat(self.texts.astype(np.float32) @ question, self.starts)
+            return best, centroid
+        chosen = np.argpartition(-centroid, CANDIDATES)[:CANDIDATES]
+        chosen = np.union1d(chosen, also if also is not None else []).astype(
+            np.int64
+        )  # sorted, so each entry's rows ascend
+        ends = np.append(self.starts[1:], len(self.texts))
+        rows = np.concatenate([np.arange(self.starts[e], ends[e]) for e in chosen])
+        sims = self.texts[rows].astype(np.float32) @ question
+        best = centroid.copy()
+        best[chosen] = np.maximum.reduceat(sims, np.searchsorted(rows, self.starts[chosen]))
+        return best, centroid

@@ -1,0 +1,92 @@
+"""The ask engine: the lexical index and the entry vectors, fused into one ranking.
+
+The lexical engine (``serve.ask.index``) is exact about names, brands, numbers and the
+words it knows; the dense vectors (``serve.ask.dense``) bridge words and languages it does
+not (lunchbox and food container, paid and sponsored, 保温水瓶 and 保温杯). For each entry
+both kinds of evidence become the features of ``serve.ask.fusion``, whose fitted model gives
+the probability that the entry answers the question: entries are ranked by it, the best
+sourced answer first (``BENCH_EVIDENCE_BOOST``), and none is returned below its threshold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import duckdb
+import numpy as np
+
+from serve.ask.dense import EntryVectors
+from serve.ask.encoder import Encoder
+from serve.ask.fusion import BENCH_EVIDENCE_BOOST, FEATURES, FusionModel
+from serve.ask.index import AskIndex, Entry, Match
+
+LEXICAL_CANDIDATES = 32  # the lexical engine's best entries are always scored exactly by the dense side too
+
+
+class AskEngine:
+    def __init__(
+        self,
+        lexical: AskIndex,
+        vectors: EntryVectors,
+        encoder: Encoder,
+        model: FusionModel | None = None,
+    ):
+        self.lexical = lexical
+        self.vectors = vectors
+        self.encoder = encoder
+        self.model = model or FusionModel.load()
+        self.boost = np.where([e.bench_evidence for e in lexical.entries], BENCH_EVIDENCE_BOOST, 1.0)
+
+    @property
+    def entries(self) -> list[Entry]:
+        return self.lexical.entries
+
+    def embed_many(self, questions: Sequence[str]) -> np.ndarray:
+        return self.encoder.texts(questions)
+
+    @classmethod
+    def from_snapshot(
+        cls,
+        tables: Mapping[str, Iterable[Mapping[str, Any]]],
+        connection: duckdb.DuckDBPyConnection,
+        encoder: Encoder,
+        model: FusionModel | None = None,
+    ) -> AskEngine:
+        lexical = AskIndex.from_tables(tables["recommendations"], tables["answers"], tables["categories"])
+        vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(lexical.entries)})
+        return cls(lexical, vectors, encoder, model)
+
+    def features(self, question: str, question_vector: np.ndarray) -> np.ndarray:
+        """One row of ``FEATURES`` per entry."""
+        score, coverage = self.lexical.evidence(question)
+        scale = self.lexical.tuning.min_score[self.lexical.question_language(question)]
+        lexical_best = np.argpartition(-score, min(LEXICAL_CANDIDATES, len(score) - 1))[:LEXICAL_CANDIDATES]
+        dense, centroid = self.vectors.similarities(question_vector, also=lexical_best)
+        order = np.argsort(-dense)
+        runner_up = np.full(len(dense), dense[order[0]])
+        runner_up[order[0]] = dense[order[1]] if len(dense) > 1 else 0.0
+        columns = {
+            "dense": dense,
+            "dense_over_mean": dense - centroid.mean(),
+            "dense_margin": dense - runner_up,
+            "lexical": np.log1p(score / scale),
+            "coverage": coverage,
+        }
+        return np.column_stack([columns[name] for name in FEATURES]).astype(np.float32)
+
+    def search(self, question: str, limit: int, question_vector: np.ndarray | None = None) -> list[Match]:
+        """The entries that answer ``question``, most probable first, at most ``limit``."""
+        if limit <= 0 or not question.strip() or not self.entries:
+            return []
+        if question_vector is None:
+            question_vector = self.encoder.query(question)
+        features = self.features(question, question_vector)
+        _, probability = self.model.decide(features)
+        kept = np.flatnonzero(probability >= self.model.threshold)
+        score = probability * self.boost
+        if len(kept) > limit:
+            kept = kept[np.argpartition(-score[kept], limit - 1)[:limit]]
+        ranked = sorted(kept.tolist(), key=lambda n: (-float(score[n]), n))
+        coverage = features[:, FEATURES.index("coverage")]
+        return [Match(self.entries[n], float(score[n]), float(coverage[n])) for n in ranked]

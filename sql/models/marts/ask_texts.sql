@@ -1,0 +1,44 @@
+-- Every text the ask engine embeds, one row per entry, field and language: a recommendation's
+-- question and scenario, a library answer's question, and the analysts' extra phrasings.
+-- `text_sha256` keys the vector cache: a text whose hash is unchanged is never embedded again.
+with entries as (
+    select scenario_slug as entry_id, 'recommendation' as entry_kind, question, scenario
+    from {{ ref('recommendations') }}
+    union all
+    select answer_id, 'answer-library', question, null
+    from {{ ref('answers') }}
+),
+
+translated as (
+    {%- for field in ['question', 'scenario'] %}
+    {%- for lang in var('languages') %}
+    select entry_id, entry_kind, '{{ field }}' as field, '{{ lang }}' as language, {{ field }}."{{ lang }}" as text
+    from entries
+    {%- if not loop.last %} union all{% endif %}
+    {%- endfor %}
+    {%- if not loop.last %} union all{% endif %}
+    {%- endfor %}
+),
+
+phrasings as (
+    select entries.entry_id, entries.entry_kind, 'phrasing' as field, seed.language, trim(seed.phrasing) as text
+    from {{ ref('ask_phrasings') }} as seed
+    inner join entries on entries.entry_id = seed.entry_id
+),
+
+texts as (
+    select * from translated
+    union all
+    select * from phrasings
+)
+
+select
+    entry_id,
+    entry_kind,
+    field,
+    language,
+    text,
+    sha256(text) as text_sha256
+from texts
+where nullif(trim(text), '') is not null
+order by entry_kind desc, entry_id, field, language, text
