@@ -76,17 +76,21 @@ class AskEngine:
         return np.column_stack([columns[name] for name in FEATURES]).astype(np.float32)
 
     def search(self, question: str, limit: int, question_vector: np.ndarray | None = None) -> list[Match]:
-        """The entries that answer ``question``, most probable first, at most ``limit``."""
+        """The entries that answer ``question``, most probable first, at most ``limit``; none when
+        even the most probable is below the model's threshold (the no-match answer). Below the
+        first come the next most probable, whatever their probability: ``confidence`` says how far
+        each is from the first."""
         if limit <= 0 or not question.strip() or not self.entries:
             return []
         if question_vector is None:
             question_vector = self.encoder.query(question)
         features = self.features(question, question_vector)
-        _, probability = self.model.decide(features)
-        kept = np.flatnonzero(probability >= self.model.threshold)
+        _, probability = self.model.decide(features, self.lexical.question_language(question))
         score = probability * self.boost
-        if len(kept) > limit:
-            kept = kept[np.argpartition(-score[kept], limit - 1)[:limit]]
+        best = int(np.argmax(score))
+        if probability[best] < self.model.threshold:
+            return []
+        kept = np.argpartition(-score, limit - 1)[:limit] if len(score) > limit else np.arange(len(score))
         ranked = sorted(kept.tolist(), key=lambda n: (-float(score[n]), n))
         coverage = features[:, FEATURES.index("coverage")]
         return [Match(self.entries[n], float(score[n]), float(coverage[n])) for n in ranked]

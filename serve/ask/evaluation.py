@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import time
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +38,17 @@ TARGET_TOP1_OVERALL = 0.90
 TARGET_TOP1_PER_LANGUAGE = 0.85
 TARGET_FALSE_NEGATIVE_RATE = 0.05
 TARGET_FALSE_POSITIVE_RATE = 0.05
+
+# The regression test fails below these. They sit under the targets where the engine does not
+# reach them yet (see benchmarks/RESULTS.md): raise them as it improves, never lower them.
+FLOOR_TOP1_OVERALL = 0.0
+FLOOR_TOP1_PER_LANGUAGE = 0.0
+FLOOR_FALSE_NEGATIVE_RATE = 1.0
+FLOOR_FALSE_POSITIVE_RATE = 1.0
+
+# A labelled question may not copy this many consecutive words of an entry (Han: characters).
+COPIED_RUN = {language: 7 if language == "zh" else 4 for language in LANGUAGES}
+_WORD = re.compile(r"[\w\u0300-\u036f\u064b-\u065f\u0670\u06d6-\u06ed\u0a00-\u0a7f]+")
 
 Search = Callable[[str, int], list[Match]]
 
@@ -128,7 +141,12 @@ def fusion_questions(engine: AskEngine, questions: Sequence[LabelledQuestion]) -
     ids = np.array([entry.id for entry in engine.entries])
     vectors = engine.embed_many([item.question for item in questions])
     return [
-        Question(item.language, engine.features(item.question, vector), np.isin(ids, item.expected))
+        # The language the engine itself reads from the question (Greeklish reads as Latin), as when serving.
+        Question(
+            engine.lexical.question_language(item.question),
+            engine.features(item.question, vector),
+            np.isin(ids, item.expected),
+        )
         for item, vector in zip(questions, vectors, strict=True)
     ]
 
@@ -147,3 +165,16 @@ def fit_on_dev(engine: AskEngine, directory: Path = EVAL_DIR) -> FusionModel:
     return fit(
         fusion_questions(engine, questions), f"dev split, {len(questions)} questions, sha256 {digest.hexdigest()}"
     )
+
+
+def words(text: str, language: str) -> list[str]:
+    """The words of ``text`` as the copy rule counts them: Han characters one by one."""
+    text = unicodedata.normalize("NFC", text).lower()
+    if language == "zh":
+        return [character for character in text if character.isalnum()]
+    return _WORD.findall(text)
+
+
+def runs(sequence: list[str], length: int) -> set[tuple[str, ...]]:
+    """Every run of ``length`` consecutive words of ``sequence``."""
+    return {tuple(sequence[i : i + length]) for i in range(len(sequence) - length + 1)}

@@ -14,9 +14,10 @@ Two small models, both fitted on the development split of ``tests/ask_eval/`` on
 - the **ranking**: a conditional logit, a weighted sum of the features whose softmax over the
   entries is the probability that each is the one the question means. Entries are ranked by it.
 - the **decision**: a logistic model over an entry's fused score, its margin over the best
-  other entry's, and its own dense and lexical evidence, giving the probability that the entry
-  is a right answer at all. Below ``threshold`` an entry is not returned; a question whose best
-  entry is below it gets the no-match answer. A word the library never uses lowers coverage,
+  other entry's, and its own dense and lexical evidence, with a bias per language of the
+  question (dialectal Arabic sits further from every entry than Mandarin does), giving the
+  probability that the entry is a right answer at all. A question whose best entry is below
+  ``threshold`` gets the no-match answer. A word the library never uses lowers coverage,
   so an "electric toothbrush" does not pass for a bamboo one however close the vectors are.
 
 ``fusion_model.json`` holds the fitted model; a test fits it again on the dev split and
@@ -32,10 +33,13 @@ from pathlib import Path
 
 import numpy as np
 
+from serve.ask.language import LANGUAGES
+
 FEATURES = ("dense", "dense_over_mean", "dense_margin", "lexical", "coverage")
 DECISION_FEATURES = ("fused", "fused_margin", "dense", "dense_over_mean", "lexical", "coverage")
 MODEL_PATH = Path(__file__).with_name("fusion_model.json")
 RIDGE = 1e-3  # on standardised weights: keeps a few hundred questions from being overfitted
+DECISION_CANDIDATES = 5  # per question, the entries the decision model is fitted on (the API's default limit)
 BENCH_EVIDENCE_BOOST = 1.05  # a bench-backed recommendation outranks an equally likely library answer
 
 
@@ -51,7 +55,7 @@ def _margins(values: np.ndarray) -> np.ndarray:
 class FusionModel:
     ranking: dict[str, float]  # weight per FEATURES name
     decision: dict[str, float]  # weight per DECISION_FEATURES name
-    decision_bias: float
+    decision_bias: dict[str, float]  # per language of the question: some sit closer to everything
     threshold: float  # decision probability below which an entry is no answer
     fitted_on: str  # what the fit saw
 
@@ -59,19 +63,29 @@ class FusionModel:
         """The ranking score of each row of ``features`` (columns in ``FEATURES`` order)."""
         return features @ np.array([self.ranking[name] for name in FEATURES], dtype=np.float32)
 
-    def decide(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(fused score, probability of being a right answer) per entry."""
+    def decision_features(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(fused score, ``DECISION_FEATURES`` columns) per entry."""
         fused = self.fused(features)
         columns = {"fused": fused, "fused_margin": _margins(fused)}
         columns.update({name: features[:, FEATURES.index(name)] for name in DECISION_FEATURES if name in FEATURES})
-        decision = np.column_stack([columns[name] for name in DECISION_FEATURES])
+        return fused, np.column_stack([columns[name] for name in DECISION_FEATURES])
+
+    def decide(self, features: np.ndarray, language: str) -> tuple[np.ndarray, np.ndarray]:
+        """(fused score, probability of being a right answer) per entry, for a question in ``language``."""
+        fused, decision = self.decision_features(features)
         weights = np.array([self.decision[name] for name in DECISION_FEATURES], dtype=np.float32)
-        return fused, 1.0 / (1.0 + np.exp(-(decision @ weights + self.decision_bias)))
+        return fused, 1.0 / (1.0 + np.exp(-(decision @ weights + self.decision_bias[language])))
 
     @classmethod
     def unfitted(cls) -> FusionModel:
         """A model of zero weights: what an engine carries while its features are gathered to fit one."""
-        return cls(dict.fromkeys(FEATURES, 0.0), dict.fromkeys(DECISION_FEATURES, 0.0), 0.0, 0.5, "nothing")
+        return cls(
+            dict.fromkeys(FEATURES, 0.0),
+            dict.fromkeys(DECISION_FEATURES, 0.0),
+            dict.fromkeys(LANGUAGES, 0.0),
+            0.5,
+            "nothing",
+        )
 
     def save(self, path: Path = MODEL_PATH) -> None:
         path.write_text(json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
@@ -173,7 +187,7 @@ class Verdicts:
     def of(cls, model: FusionModel, questions: Sequence[Question]) -> Verdicts:
         best, right = [], []
         for question in questions:
-            _, probability = model.decide(question.features)
+            _, probability = model.decide(question.features, question.language)
             top = int(np.argmax(probability))
             best.append(float(probability[top]))
             right.append(bool(question.right[top]))
@@ -203,20 +217,19 @@ def fit(questions: Sequence[Question], fitted_on: str) -> FusionModel:
     """
     ranking_weights = conditional_logit([(q.features, q.right) for q in questions if q.right.any()])
     ranking = {name: round(float(w), 6) for name, w in zip(FEATURES, ranking_weights, strict=True)}
-    placeholder = FusionModel(ranking, dict.fromkeys(DECISION_FEATURES, 0.0), 0.0, 0.0, fitted_on)
+    placeholder = FusionModel(ranking, dict.fromkeys(DECISION_FEATURES, 0.0), {}, 0.0, fitted_on)
     rows, labels = [], []
     for question in questions:
-        fused = placeholder.fused(question.features)
+        fused, decision = placeholder.decision_features(question.features)
         best = np.argsort(-fused)[:DECISION_CANDIDATES]
-        columns = {"fused": fused, "fused_margin": _margins(fused)}
-        columns.update({n: question.features[:, FEATURES.index(n)] for n in DECISION_FEATURES if n in FEATURES})
-        rows.append(np.column_stack([columns[name] for name in DECISION_FEATURES])[best])
+        language = np.array([question.language == lang for lang in LANGUAGES], dtype=np.float64)  # one-hot: its bias
+        rows.append(np.hstack([decision[best], np.tile(language, (len(best), 1))]))
         labels.append(question.right[best])
     weights, bias = logistic_regression(np.vstack(rows), np.concatenate(labels).astype(np.float64))
     model = FusionModel(
         ranking,
-        {name: round(float(w), 6) for name, w in zip(DECISION_FEATURES, weights, strict=True)},
-        round(bias, 6),
+        {name: round(float(w), 6) for name, w in zip(DECISION_FEATURES, weights, strict=False)},
+        {lang: round(bias + float(w), 6) for lang, w in zip(LANGUAGES, weights[len(DECISION_FEATURES) :], strict=True)},
         0.0,
         fitted_on,
     )
@@ -231,6 +244,3 @@ def fit(questions: Sequence[Question], fitted_on: str) -> FusionModel:
 
     threshold = max(candidates.tolist(), key=lambda t: (merit(t), -t))
     return FusionModel(model.ranking, model.decision, model.decision_bias, round(threshold, 6), fitted_on)
-
-
-DECISION_CANDIDATES = 5  # per question, the entries the decision model is fitted on (the API's default limit)

@@ -8,15 +8,22 @@ from urllib.parse import quote
 import pytest
 
 from benchmarks.harness import Server
+from serve.ask.encoder import Encoder
+from serve.ask.engine import AskEngine
 from serve.ask.evaluation import (
+    COPIED_RUN,
+    FLOOR_FALSE_NEGATIVE_RATE,
     FLOOR_FALSE_POSITIVE_RATE,
     FLOOR_TOP1_OVERALL,
     FLOOR_TOP1_PER_LANGUAGE,
+    fit_on_dev,
     load_questions,
     run,
+    runs,
     score,
+    words,
 )
-from serve.ask.index import AskIndex
+from serve.ask.fusion import FusionModel
 from serve.ask.language import LANGUAGES
 from serve.snapshot import load_snapshot
 from tests.api.conftest import BASE_URL
@@ -105,37 +112,103 @@ def test_no_match_in_each_language_is_200_with_the_fallback(server: Server, lang
 
 
 def test_limit_defaults_to_five_and_is_clamped_at_twenty(server: Server):
-    assert len(ask(server, "bottle")["results"]) == 5
-    assert len(ask(server, "bottle", "&limit=999")["results"]) == 20
-    assert ask(server, "bottle", "&limit=0")["results"] == []
+    question = "Which insulated bottle keeps tea hot all day?"
+    assert len(ask(server, question)["results"]) == 5
+    assert len(ask(server, question, "&limit=999")["results"]) == 20
+    assert ask(server, question, "&limit=0")["results"] == []
 
 
-# --- accuracy on the labelled set (tests/ask_eval/) ------------------------------------------
+# --- the engine on the demo, and its accuracy on the labelled set (tests/ask_eval/) ----------
 
 
 @pytest.fixture(scope="module")
-def demo_index(demo_home: Path) -> AskIndex:
+def demo_engine(demo_home: Path) -> AskEngine:
     store = demo_home / "snapshots"
-    tables = load_snapshot(store, current_version(store)).tables
-    return AskIndex.from_tables(tables["recommendations"], tables["answers"], tables["categories"])
+    snapshot = load_snapshot(store, current_version(store))
+    return AskEngine.from_snapshot(snapshot.tables, snapshot.connection, Encoder.shared())
 
 
-def test_the_labelled_set_is_large_enough_in_every_language():
-    questions = load_questions()
+def first_id(engine: AskEngine, question: str) -> str | None:
+    matches = engine.search(question, 5)
+    return matches[0].entry.id if matches else None
+
+
+@pytest.mark.parametrize(
+    ("question", "expected"),
+    [
+        ("are you paid by brands", "general-03"),  # no word in common with "sponsored by the brands it reviews"
+        ("哪款保温杯最好", "insulated-bottles-hot-tea-workday"),
+        ("Brightwell Culm 2", "bamboo-toothbrushes-bristles-stay-straight"),  # a product name: lexical evidence
+    ],
+)
+def test_the_fused_engine_finds_what_people_mean(demo_engine: AskEngine, question: str, expected: str):
+    assert first_id(demo_engine, question) == expected
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "best electric toothbrush for sensitive gums",
+        "refillable nespresso pods",
+        "what's the weather in Lisbon tomorrow",
+    ],
+)
+def test_a_product_type_the_library_does_not_cover_gets_no_match(demo_engine: AskEngine, question: str):
+    assert demo_engine.search(question, 5) == []
+
+
+def test_a_punjabi_question_answered_in_english_finds_the_entry_a_punjabi_speaker_meant(server: Server):
+    question = "ਕੀ ਤੁਸੀਂ ਕੰਪਨੀਆਂ ਤੋਂ ਪੈਸੇ ਲੈ ਕੇ ਰਿਵਿਊ ਲਿਖਦੇ ਹੋ?"  # "do you take money from companies to write reviews?"
+    english = ask(server, question, "&lang=en")
+    punjabi = ask(server, question)
+    assert (english["language"], punjabi["language"]) == ("en", "pa")
+    assert english["cite"] == punjabi["cite"] and english["results"][0]["question"].startswith(
+        "Is Reuse Lab Reviews sponsored"
+    )
+
+
+def test_the_labelled_set_is_large_enough_and_split_once():
+    dev, test = load_questions("dev"), load_questions("test")
     for language in LANGUAGES:
-        own = [q for q in questions if q.language == language]
-        assert sum(q.expected is not None for q in own) >= 30, language
-        assert sum(q.expected is None for q in own) >= 20, language
+        both = [q for q in dev + test if q.language == language]
+        assert sum(bool(q.expected) for q in both) >= 80, language
+        assert sum(not q.expected for q in both) >= 25, language
+        assert any(q.language == language for q in test) and any(q.language == language for q in dev)
+    assert not {q.question for q in dev} & {q.question for q in test}
 
 
-def test_accuracy_on_the_labelled_set_does_not_fall_below_its_floors(demo_index: AskIndex):
-    outcomes = run(demo_index, load_questions())
+def test_labels_name_entries_of_the_library_and_no_question_copies_one(demo_engine: AskEngine):
+    ids = {entry.id for entry in demo_engine.entries}
+    questions = load_questions("dev") + load_questions("test")
+    assert {label for q in questions for label in q.expected} <= ids
+    for language in LANGUAGES:
+        run = COPIED_RUN[language]
+        library = set()
+        for entry in demo_engine.entries:
+            for field in ("question", "scenario", "answer"):
+                text = (entry.row.get(field) or {}).get(language)
+                if text:
+                    library |= runs(words(text, language), run)
+        copied = [
+            q.question for q in questions if q.language == language and runs(words(q.question, language), run) & library
+        ]
+        assert copied == [], f"{language}: questions copying {run} consecutive words of an entry"
+
+
+def test_the_shipped_fusion_model_is_the_fit_of_the_dev_split(demo_engine: AskEngine):
+    unfitted = AskEngine(demo_engine.lexical, demo_engine.vectors, demo_engine.encoder, FusionModel.unfitted())
+    refitted, shipped = fit_on_dev(unfitted), FusionModel.load()
+    assert refitted.fitted_on == shipped.fitted_on
+    for name, weight in {**shipped.ranking, **shipped.decision, **shipped.decision_bias}.items():
+        again = {**refitted.ranking, **refitted.decision, **refitted.decision_bias}[name]
+        assert again == pytest.approx(weight, rel=1e-3, abs=1e-3), name
+    assert refitted.threshold == pytest.approx(shipped.threshold, abs=1e-3)
+
+
+def test_accuracy_on_the_test_split_does_not_fall_below_its_floors(demo_engine: AskEngine):
+    outcomes = run(demo_engine.search, load_questions("test"))
     *by_language, overall = score(outcomes)
-    misses = [
-        f"{o.item.language}: {o.item.question!r} -> {o.paths[:1]} (expected {o.item.expected})"
-        for o in outcomes
-        if (o.rank != 1 if o.item.expected else bool(o.paths))
-    ]
-    assert overall.top1 >= FLOOR_TOP1_OVERALL, misses
+    assert overall.top1 >= FLOOR_TOP1_OVERALL, overall
     assert all(s.top1 >= FLOOR_TOP1_PER_LANGUAGE for s in by_language), [(s.label, s.top1) for s in by_language]
-    assert overall.false_positive_rate <= FLOOR_FALSE_POSITIVE_RATE, misses
+    assert overall.false_negative_rate <= FLOOR_FALSE_NEGATIVE_RATE, overall
+    assert overall.false_positive_rate <= FLOOR_FALSE_POSITIVE_RATE, overall

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import datetime as dt
+import hashlib
 import math
 import os
 import shutil
@@ -17,6 +18,7 @@ import signal
 import subprocess
 import sys
 import time
+import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -457,3 +459,31 @@ def test_a_missing_translation_fails_a_check_naming_the_entry_and_language(histo
 
     output = failing_build(history, tmp_path, drop_greek_question)
     assert "check failed: marts/answers:translations_complete (insulated-bottles-02 question: el)" in output
+
+
+# --- the ask engine's vectors -------------------------------------------------------------
+
+
+def test_the_ask_vectors_embed_only_what_the_vector_cache_has_not_seen(history: History, tmp_path: Path):
+    dagster_home = history.home / "dagster"
+    unchanged = latest_materialization_metadata(dagster_home, ["marts", "ask_vectors"])
+    assert unchanged["embedded"] == 0 and unchanged["texts"] > 1000  # every text was in the cache
+
+    english = '    en: "Is Reuse Lab Reviews sponsored by the brands it reviews?"\n'
+    reworded = f"Do brands pay Reuse Lab Reviews for its reviews? ({uuid.uuid4().hex})"  # never seen before
+    inputs = tmp_path / "inputs"
+    shutil.copytree(history.inputs, inputs)
+    answers = inputs / "editorial" / "answers.yml"
+    text = answers.read_text(encoding="utf-8")
+    assert english in text
+    answers.write_text(text.replace(english, f'    en: "{reworded}"\n'), encoding="utf-8")
+    build(history.home, inputs)
+
+    changed = latest_materialization_metadata(dagster_home, ["marts", "ask_vectors"])
+    assert (changed["embedded"], changed["texts"]) == (1, unchanged["texts"])  # the new text replaced the old one
+    with open_snapshot(history.home / "snapshots" / f"{current_version(history.home / 'snapshots')}.duckdb") as db:
+        rows = db.execute(
+            "SELECT text_sha256, len(vector) FROM ask_vectors WHERE entry_id = 'general-03' AND field = 'question' "
+            "AND language = 'en'"
+        ).fetchall()
+    assert rows == [(hashlib.sha256(reworded.encode()).hexdigest(), 384)]

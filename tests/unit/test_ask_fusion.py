@@ -108,7 +108,7 @@ def engine_of(recommendations: list[dict], answers: list[dict], vectors: np.ndar
 DENSE_ONLY = FusionModel(
     ranking={"dense": 10.0, "dense_over_mean": 0.0, "dense_margin": 0.0, "lexical": 0.0, "coverage": 0.0},
     decision={"fused": 1.0, "fused_margin": 0.0, "dense": 0.0, "dense_over_mean": 0.0, "lexical": 0.0, "coverage": 0.0},
-    decision_bias=-5.0,
+    decision_bias=dict.fromkeys(LANGUAGES, -5.0),
     threshold=0.5,
     fitted_on="by hand",
 )
@@ -131,11 +131,12 @@ def test_a_bench_backed_recommendation_outranks_an_equally_likely_library_answer
     assert matches[0].score == pytest.approx(matches[1].score * BENCH_EVIDENCE_BOOST)
 
 
-def test_nothing_below_the_threshold_is_returned_and_a_question_below_it_gets_no_match():
+def test_a_question_whose_best_entry_is_below_the_threshold_gets_no_match():
     near, far = unit(RNG.normal(size=DIMENSIONS)), unit(RNG.normal(size=DIMENSIONS))
     engine = engine_of([], [answer("a", "first"), answer("b", "second")], np.stack([near, far]), DENSE_ONLY)
-    assert [m.entry.id for m in engine.search("first", 5, question_vector=near)] == ["a"]
-    assert engine.search("something else", 5, question_vector=unit(near - 2 * near)) == []
+    matches = engine.search("first", 5, question_vector=near)
+    assert [m.entry.id for m in matches] == ["a", "b"] and matches[0].score > 0.5 > matches[1].score
+    assert engine.search("something else", 5, question_vector=-near) == []
 
 
 def test_vectors_must_cover_every_entry():
