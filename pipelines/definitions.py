@@ -2,6 +2,7 @@
 
 from dagster import Definitions, in_process_executor
 
+from pipelines.assets.ask_index import ask_lexical_index
 from pipelines.assets.ask_vectors import ask_entry_vectors
 from pipelines.assets.dbt import dbt_models
 from pipelines.assets.ingest import ingest_assets
@@ -12,7 +13,7 @@ from pipelines.schedules import build_and_publish, daily_build
 from pipelines.sensors import intake_inbox
 
 defs = Definitions(
-    assets=[*ingest_assets, dbt_models, ask_entry_vectors, published_snapshot],
+    assets=[*ingest_assets, dbt_models, ask_lexical_index, ask_entry_vectors, published_snapshot],
     asset_checks=translation_checks,
     jobs=[build_and_publish],
     schedules=[daily_build],

@@ -25,7 +25,7 @@ T = TypeVar("T")
 POLL_SECONDS = 1.0
 
 
-def _rows(connection: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
+def rows_of(connection: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
     cursor = connection.execute(sql)
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
@@ -34,7 +34,7 @@ def _rows(connection: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any
 def read_tables(path: Path, queries: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
     """{name: rows as dicts} of each query, run on the snapshot file at ``path`` (read-only)."""
     with open_snapshot(path) as connection:
-        return {name: _rows(connection, sql) for name, sql in queries.items()}
+        return {name: rows_of(connection, sql) for name, sql in queries.items()}
 
 
 @dataclass

@@ -23,6 +23,9 @@ PUBLISHED_TABLES: tuple[str, ...] = (
     "publisher",
     "languages",
     "ask_vectors",
+    "ask_lexicon",
+    "ask_lexicon_neighbours",
+    "ask_entry_order",
 )
 
 # The ask engine's texts (a dbt mart) and their vectors (a Python asset writes them into the
@@ -30,6 +33,11 @@ PUBLISHED_TABLES: tuple[str, ...] = (
 # the question.
 ASK_TEXTS_TABLE = "ask_texts"
 ASK_VECTORS_TABLE = "ask_vectors"
+# The lexical index, analysed by the pipeline (serve.ask.stored_index): terms and postings,
+# typo-correction neighbourhoods, and the order of the entries the postings count in.
+ASK_LEXICON_TABLE = "ask_lexicon"
+ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
+ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
 
 # What a snapshot must satisfy to be published: (what is wrong, SQL counting the rows that
 # show it, over the build warehouse's marts as ``{marts}``). Publish refuses a snapshot for
@@ -46,6 +54,12 @@ PUBLISH_CHECKS: tuple[tuple[str, str], ...] = (
         f"SELECT count(*) FROM {{marts}}.{ASK_VECTORS_TABLE} AS vectors "
         f"ANTI JOIN {{marts}}.{ASK_TEXTS_TABLE} AS texts "
         "USING (entry_id, field, language, text_sha256)",
+    ),
+    (
+        "ask entries the stored lexical index does not count (materialise marts/ask_lexicon again)",
+        "SELECT count(*) FROM (SELECT scenario_slug AS entry_id FROM {marts}.recommendations "
+        "UNION ALL SELECT answer_id FROM {marts}.answers) AS entries "
+        f"ANTI JOIN {{marts}}.{ASK_ENTRY_ORDER_TABLE} AS indexed USING (entry_id)",
     ),
     (
         "ask entries with no vector at all",

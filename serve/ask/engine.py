@@ -20,6 +20,7 @@ from serve.ask.dense import EntryVectors
 from serve.ask.encoder import Encoder
 from serve.ask.fusion import BENCH_EVIDENCE_BOOST, FEATURES, FusionModel
 from serve.ask.index import AskIndex, Entry, Match
+from serve.ask.stored_index import load_index
 
 LEXICAL_CANDIDATES = 32  # the lexical engine's best entries are always scored exactly by the dense side too
 
@@ -53,14 +54,16 @@ class AskEngine:
         encoder: Encoder,
         model: FusionModel | None = None,
     ) -> AskEngine:
-        lexical = AskIndex.from_tables(tables["recommendations"], tables["answers"], tables["categories"])
-        vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(lexical.entries)})
+        entries, _ = AskIndex.entries_of(tables["recommendations"], tables["answers"], tables["categories"])
+        lexical = load_index(entries, connection)
+        vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(entries)})
         return cls(lexical, vectors, encoder, model)
 
     def features(self, question: str, question_vector: np.ndarray) -> np.ndarray:
         """One row of ``FEATURES`` per entry."""
         score, coverage = self.lexical.evidence(question)
-        scale = self.lexical.tuning.min_score[self.lexical.question_language(question)]
+        language = self.lexical.question_language(question)
+        scale = self.lexical.tuning.min_score[language]
         lexical_best = np.argpartition(-score, min(LEXICAL_CANDIDATES, len(score) - 1))[:LEXICAL_CANDIDATES]
         dense, centroid = self.vectors.similarities(question_vector, also=lexical_best)
         order = np.argsort(-dense)

@@ -143,14 +143,50 @@ def _within_one_edit(a: str, b: str) -> bool:
 
 
 class AskIndex:
-    """Postings of BM25F weights, per term, over every entry; searched in well under a millisecond."""
+    """Postings of BM25F weights, per term, over every entry; searched in well under a millisecond.
 
-    def __init__(self, entries: list[Entry], fields: list[dict[str, list[tuple[str, str]]]], tuning: Tuning = TUNED):
+    ``analyse`` builds one from the entries' texts (the pipeline does, at every build); a server
+    loads the result from the snapshot (``serve.ask.stored_index``) instead of analysing again.
+    """
+
+    def __init__(
+        self,
+        entries: list[Entry],
+        tuning: Tuning,
+        postings: dict[str, tuple[np.ndarray, np.ndarray]],
+        idf: dict[str, float],
+        latin_vocabulary: dict[str, set[str]],
+        near: Mapping[str, Iterable[str]] | None = None,
+    ):
         self.entries = entries
         self.tuning = tuning
-        count = len(entries)
+        self.postings = postings  # term -> (the entries holding it, its BM25F weight in each)
+        self.idf = idf
         # Latin terms by the language of their text: tells unmarked Vietnamese from English.
-        self.latin_vocabulary: dict[str, set[str]] = {"en": set(), "vi": set()}
+        self.latin_vocabulary = latin_vocabulary
+        self.unknown_idf = math.log(1 + (len(entries) + 0.5) / 0.5)
+        evidence_boost = [tuning.bench_evidence_boost if e.bench_evidence else 1.0 for e in entries]
+        self.boost = np.array(evidence_boost, dtype=np.float32)
+        # Typo correction: each term under every spelling one deletion away (and its own), to find
+        # the terms one edit from a question's word by looking up that word's deletions.
+        self._near: Mapping[str, Iterable[str]] = near if near is not None else self._neighbourhoods(postings)
+
+    @staticmethod
+    def _neighbourhoods(postings: Mapping[str, object]) -> dict[str, set[str]]:
+        near: dict[str, set[str]] = defaultdict(set)
+        for term in postings:
+            if len(term) >= FUZZY_MIN_LENGTH and script_of(term) != "han":
+                for key in _deletions(term) | {term}:
+                    near[key].add(term)
+        return near
+
+    @classmethod
+    def analyse(
+        cls, entries: list[Entry], fields: list[dict[str, list[tuple[str, str]]]], tuning: Tuning = TUNED
+    ) -> AskIndex:
+        """The index of ``entries`` whose texts are ``fields`` (per entry: field -> (text, language) pairs)."""
+        count = len(entries)
+        latin_vocabulary: dict[str, set[str]] = {"en": set(), "vi": set()}
         field_terms: list[dict[str, list[str]]] = []
         for doc in fields:
             field_terms.append(defaultdict(list))
@@ -158,8 +194,8 @@ class AskIndex:
                 for text, lang in pairs:
                     terms = document_terms(text, lang)
                     field_terms[-1][name].extend(terms)
-                    if lang in self.latin_vocabulary:
-                        self.latin_vocabulary[lang].update(t for t in terms if script_of(t) == "latin")
+                    if lang in latin_vocabulary:
+                        latin_vocabulary[lang].update(t for t in terms if script_of(t) == "latin")
         average_length = {
             name: (sum(len(doc.get(name, ())) for doc in field_terms) / count) or 1.0 for name in tuning.field_weights
         }
@@ -172,32 +208,23 @@ class AskIndex:
                     weighted[term] += tuning.field_weights[name] * frequency / norm
             for term, frequency in weighted.items():
                 postings[term].append((number, frequency * (K1 + 1) / (frequency + K1)))
-        self.idf = {term: math.log(1 + (count - len(p) + 0.5) / (len(p) + 0.5)) for term, p in postings.items()}
-        self.unknown_idf = math.log(1 + (count + 0.5) / 0.5)
-        self.postings = {  # term -> (the entries holding it, its BM25F weight in each)
+        idf = {term: math.log(1 + (count - len(p) + 0.5) / (len(p) + 0.5)) for term, p in postings.items()}
+        arrays = {
             term: (
                 np.array([number for number, _ in p], dtype=np.int32),
-                np.array([weight for _, weight in p], dtype=np.float32) * self.idf[term],
+                np.array([weight for _, weight in p], dtype=np.float32) * idf[term],
             )
             for term, p in postings.items()
         }
-        evidence_boost = [tuning.bench_evidence_boost if e.bench_evidence else 1.0 for e in entries]
-        self.boost = np.array(evidence_boost, dtype=np.float32)
-        self._near: dict[str, set[str]] = defaultdict(set)
-        for term in self.postings:
-            if len(term) >= FUZZY_MIN_LENGTH and script_of(term) != "han":
-                for key in _deletions(term) | {term}:
-                    self._near[key].add(term)
+        return cls(entries, tuning, arrays, idf, latin_vocabulary)
 
-    @classmethod
-    def from_tables(
-        cls,
+    @staticmethod
+    def entries_of(
         recommendations: Iterable[Mapping[str, Any]],
         answers: Iterable[Mapping[str, Any]],
         categories: Iterable[Mapping[str, Any]],
-        tuning: Tuning = TUNED,
-    ) -> AskIndex:
-        """The index of a snapshot's recommendations and library answers."""
+    ) -> tuple[list[Entry], list[dict[str, list[tuple[str, str]]]]]:
+        """A snapshot's recommendations, then its library answers, as entries and their texts."""
         category_names = {row["category_slug"]: row["category_name"] for row in categories}
         entries: list[Entry] = []
         fields: list[dict[str, list[tuple[str, str]]]] = []
@@ -207,7 +234,18 @@ class AskIndex:
         for row in answers:
             entries.append(Entry("answer-library", row, bench_evidence=False))
             fields.append(answer_fields(row, category_names.get(row.get("category_slug"))))
-        return cls(entries, fields, tuning)
+        return entries, fields
+
+    @classmethod
+    def from_tables(
+        cls,
+        recommendations: Iterable[Mapping[str, Any]],
+        answers: Iterable[Mapping[str, Any]],
+        categories: Iterable[Mapping[str, Any]],
+        tuning: Tuning = TUNED,
+    ) -> AskIndex:
+        """The index of a snapshot's recommendations and library answers, analysed now."""
+        return cls.analyse(*cls.entries_of(recommendations, answers, categories), tuning)
 
     def corrections(self, term: str) -> set[str]:
         """Terms of the index one typo away from ``term`` (none for short words or Han)."""
@@ -275,16 +313,20 @@ class AskIndex:
             found += slot_found * slot_weight
         return score, found / max(total_weight, 1e-9)
 
+    def matches(self, score: np.ndarray, coverage: np.ndarray, language: str) -> np.ndarray:
+        """Which entries match on lexical evidence alone: enough coverage, and enough score for the
+        question's language unless the question is found almost whole."""
+        tuning = self.tuning
+        sure = coverage >= tuning.sure_coverage
+        return (coverage >= tuning.min_coverage) & ((score >= tuning.min_score[language]) | sure)
+
     def search(self, question: str, limit: int) -> list[Match]:
         """The entries that match ``question``, best first, at most ``limit``."""
         if limit <= 0 or not question_slots(question):
             return []
         score, coverage = self.evidence(question)
-        tuning = self.tuning
         score *= self.boost
-        min_score = tuning.min_score[self.question_language(question)]
-        matches = (coverage >= tuning.min_coverage) & ((score >= min_score) | (coverage >= tuning.sure_coverage))
-        score = np.where(matches, score, 0.0)
+        score = np.where(self.matches(score, coverage, self.question_language(question)), score, 0.0)
         candidates = np.flatnonzero(score > 0)
         if len(candidates) > limit:
             candidates = candidates[np.argpartition(-score[candidates], limit - 1)[:limit]]

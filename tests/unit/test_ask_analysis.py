@@ -107,7 +107,7 @@ def index_of(*rows, tuning=SMALL_LIBRARY) -> AskIndex:
         else:
             entries.append(Entry("answer-library", row, bench_evidence=False))
             fields.append(answer_fields(row, None))
-    return AskIndex(entries, fields, tuning)
+    return AskIndex.analyse(entries, fields, tuning)
 
 
 def urls(index: AskIndex, question: str) -> list[str]:

@@ -1,0 +1,93 @@
+"""The lexical index as tables: written by the pipeline, loaded by the server without analysis.
+
+Analysing every entry's texts in six languages is the slow part of building the index (20,000
+entries took 40 s inside the server). The pipeline does it once per build and stores the
+result in the snapshot: one row per term (its IDF, the entries holding it and its weight in
+each, and whether English or Vietnamese text uses it), the typo-correction neighbourhoods, and
+the order of the entries the postings count in. A server turns those rows into arrays.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+import duckdb
+import numpy as np
+import pyarrow as pa
+
+from serve.ask.index import TUNED, AskIndex, Entry, Tuning
+from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE
+
+
+class StoredIndexError(RuntimeError):
+    """A snapshot whose stored index does not fit its entries."""
+
+
+def index_tables(index: AskIndex) -> dict[str, pa.Table]:
+    """The tables that hold ``index``, by name."""
+    terms = list(index.postings)
+    entries = [index.postings[term][0] for term in terms]
+    weights = [index.postings[term][1] for term in terms]
+    offsets = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int32)
+    flat_entries = np.concatenate(entries) if entries else np.empty(0, np.int32)
+    flat_weights = np.concatenate(weights) if weights else np.empty(0, np.float32)
+    neighbours = sorted(index._near.items())
+    return {
+        ASK_LEXICON_TABLE: pa.table(
+            {
+                "term": pa.array(terms, pa.string()),
+                "idf": pa.array([index.idf[term] for term in terms], pa.float64()),
+                "entries": pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat_entries, pa.int32())),
+                "weights": pa.ListArray.from_arrays(pa.array(offsets), pa.array(flat_weights, pa.float32())),
+                "latin_en": pa.array([term in index.latin_vocabulary["en"] for term in terms]),
+                "latin_vi": pa.array([term in index.latin_vocabulary["vi"] for term in terms]),
+            }
+        ),
+        ASK_NEIGHBOURS_TABLE: pa.table(
+            {
+                "deletion": pa.array([key for key, _ in neighbours], pa.string()),
+                "terms": pa.array([sorted(near) for _, near in neighbours], pa.list_(pa.string())),
+            }
+        ),
+        ASK_ENTRY_ORDER_TABLE: pa.table(
+            {
+                "entry_number": pa.array(range(len(index.entries)), pa.int32()),
+                "entry_id": pa.array([entry.id for entry in index.entries], pa.string()),
+            }
+        ),
+    }
+
+
+def _column(table: pa.Table, name: str) -> pa.Array:
+    return table[name].combine_chunks()
+
+
+def load_index(entries: list[Entry], connection: duckdb.DuckDBPyConnection, tuning: Tuning = TUNED) -> AskIndex:
+    """The index stored in a snapshot, for ``entries`` in the order the snapshot's tables give them."""
+    order = connection.sql(f"SELECT entry_id FROM {ASK_ENTRY_ORDER_TABLE} ORDER BY entry_number").fetchall()
+    if [row[0] for row in order] != [entry.id for entry in entries]:
+        raise StoredIndexError("the stored ask index counts its entries in another order than the snapshot's")
+    lexicon = connection.sql(
+        f"SELECT term, idf, entries, weights, latin_en, latin_vi FROM {ASK_LEXICON_TABLE}"
+    ).to_arrow_table()
+    terms = _column(lexicon, "term").to_pylist()
+    entry_lists, weight_lists = _column(lexicon, "entries"), _column(lexicon, "weights")
+    offsets = entry_lists.offsets.to_numpy()
+    flat_entries = entry_lists.values.to_numpy(zero_copy_only=False).astype(np.int32)
+    flat_weights = weight_lists.values.to_numpy(zero_copy_only=False).astype(np.float32)
+    postings = {
+        term: (flat_entries[offsets[n] : offsets[n + 1]], flat_weights[offsets[n] : offsets[n + 1]])
+        for n, term in enumerate(terms)
+    }
+    idf = dict(zip(terms, _column(lexicon, "idf").to_pylist(), strict=True))
+    latin = {
+        language: {
+            term for term, used in zip(terms, _column(lexicon, f"latin_{language}").to_pylist(), strict=True) if used
+        }
+        for language in ("en", "vi")
+    }
+    neighbours = connection.sql(f"SELECT deletion, terms FROM {ASK_NEIGHBOURS_TABLE}").to_arrow_table()
+    near: Mapping[str, list[str]] = dict(
+        zip(_column(neighbours, "deletion").to_pylist(), _column(neighbours, "terms").to_pylist(), strict=True)
+    )
+    return AskIndex(entries, tuning, postings, idf, latin, near)
