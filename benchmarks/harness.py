@@ -29,7 +29,7 @@ from pathlib import Path
 import duckdb
 
 from reuse_data.settings import PROJECT_ROOT, Settings, load_settings
-from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
+from warehouse.contract import CHECKED_TABLES, MARTS_SCHEMA, PUBLISHED_TABLES
 from warehouse.snapshots import publish
 
 
@@ -295,7 +295,7 @@ def inflate_bench(home: Path, copies: int) -> int:
     with duckdb.connect(str(inflated)) as connection:
         connection.execute(f"ATTACH '{demo}' AS demo (READ_ONLY)")
         connection.execute(f"CREATE SCHEMA {MARTS_SCHEMA}")
-        for table in PUBLISHED_TABLES:
+        for table in PUBLISHED_TABLES + CHECKED_TABLES:
             source = f"demo.{MARTS_SCHEMA}.{table}"
             if table == "bench_measurements":
                 connection.execute(

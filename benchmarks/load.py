@@ -1,7 +1,8 @@
 """Load from a separate process on loopback, bounded in time, and what a server does under it.
 
-- ``run_wrk``: wrk (Debian's package) with N connections for S seconds; requests per second,
-  p50/p99 latency and bytes per second, read from a Lua ``done`` hook as JSON.
+- ``run_wrk``: wrk (Debian's package) with N connections for S seconds, on one path or a
+  rotation of many; requests per second, p50/p99 latency and bytes per second, read from a
+  Lua ``done`` hook as JSON.
 - ``first_byte_ms``: time from sending a request to the first byte of the body, one at a time.
 - ``peak_rss_growth``: how much a server's resident memory grows while many clients stream at once.
 - ``wait_until_idle``: until a server has stopped working on requests its clients abandoned.
@@ -53,12 +54,31 @@ def wrk_command() -> str:
     return command
 
 
+def rotating_requests(paths: list[str]) -> str:
+    """A wrk ``request`` hook that asks each of ``paths`` in turn, so no request repeats until all have been made."""
+    listed = ",\n".join(json.dumps(path) for path in paths)  # a JSON string is a valid Lua string here (ASCII)
+    return f"""
+paths = {{{listed}}}
+asked = 0
+request = function()
+  asked = asked + 1
+  return wrk.format("GET", paths[(asked - 1) % #paths + 1])
+end
+"""
+
+
 def run_wrk(
-    url: str, seconds: float, connections: int, headers: dict[str, str] | None = None, timeout_s: int = 30
+    url: str,
+    seconds: float,
+    connections: int,
+    headers: dict[str, str] | None = None,
+    timeout_s: int = 30,
+    paths: list[str] | None = None,
 ) -> Load:
-    """``connections`` keep-alive connections on one wrk thread for ``seconds``; wrk's own measurements."""
+    """``connections`` keep-alive connections on one wrk thread for ``seconds``; wrk's own measurements.
+    With ``paths`` (percent-encoded), the requests go to each path in turn instead of ``url``'s."""
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
-        script.write(WRK_REPORT)
+        script.write(WRK_REPORT + (rotating_requests(paths) if paths else ""))
     try:
         argv = [wrk_command(), "-t1", f"-c{connections}", f"-d{max(1, round(seconds))}s", f"--timeout={timeout_s}s"]
         argv += ["-s", script.name]

@@ -42,6 +42,7 @@ from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from urllib.parse import quote
 
 import duckdb
 
@@ -58,11 +59,13 @@ from benchmarks.load import (
 )
 from benchmarks.results import machine, markdown_table, record
 from reuse_data.settings import load_settings
+from serve.ask.evaluation import SPLITS, load_questions
 from serve.openapi import OPERATIONS
 from warehouse.contract import MARTS_SCHEMA
 from warehouse.snapshots import current_version, snapshot_path
 
 JSON_TARGET, ASK_TARGET, REVALIDATION_TARGET = 0.8, 0.5, 0.9
+DISTINCT_ASK_TARGET = 50.0  # distinct questions answered per second by one worker
 CSV_TARGET, JSONL_TARGET = 0.8, 0.6
 FIRST_BYTE_TARGET_MS, RSS_GROWTH_TARGET_MB = 10.0, 50.0
 FIRST_BYTE_ROUNDS = 50
@@ -379,6 +382,23 @@ def _ours(path: str) -> str:
     return f"ours, `{path.removeprefix('/api/public/')}`"
 
 
+def distinct_questions(port: int, seconds: float, connections: int) -> str:
+    """``ask.json`` asked every labelled question in turn (each distinct, so none is answered from
+    the per-snapshot memo within a run): what one worker sustains when every question is new."""
+    questions = list(dict.fromkeys(q.question for split in SPLITS for q in load_questions(split)))
+    paths = [f"/api/public/ask.json?q={quote(question)}" for question in questions]
+    progress(f"ask.json with {len(paths)} distinct questions in turn")
+    load = run_wrk(f"http://127.0.0.1:{port}/", seconds, connections, paths=paths)
+    asked = round(load.requests_per_second * max(1, round(seconds)))
+    repeats = "none twice" if asked <= len(paths) else "the rotation wrapped, so some came from the memo"
+    verdict = "met" if load.requests_per_second >= DISTINCT_ASK_TARGET else "**missed**"
+    return (
+        f"`ask.json` with distinct questions: {len(paths)} labelled questions asked in turn ({asked} asked in the run, "
+        f"{repeats}), {load.requests_per_second:.0f} req/s, p50 {load.p50_ms:.1f} ms, p99 {load.p99_ms:.1f} ms, "
+        f"{load.failures} failed; target at least {DISTINCT_ASK_TARGET:g} req/s on one worker ({verdict})."
+    )
+
+
 def run(args: argparse.Namespace) -> str:
     """The whole benchmark; returns the report (Markdown)."""
     wrk_command()  # fail early, with what to do, when wrk is missing
@@ -422,6 +442,7 @@ def run(args: argparse.Namespace) -> str:
         streams = single_streams(export_ids, ports, args.rows, datasette_pid) if exports else {}
         cases = plan(args.operations, args.rows, headers)
         rows = measure(cases, ports, args.seconds, args.connections, args.rounds, datasette_pid)
+        distinct = distinct_questions(ours.port, args.seconds, args.connections) if "ask" in args.operations else None
 
     command = (
         f"python -m benchmarks.serving --seconds {args.seconds:g} --rounds {args.rounds} "
@@ -434,6 +455,7 @@ def run(args: argparse.Namespace) -> str:
             "order, the median run of each kept; each server one uvicorn worker (uvloop, httptools); "
             "wrk and the server share the machine's cores.",
             throughput_table(rows),
+            *([distinct] if distinct else []),
             *(
                 [first_byte_table(first_bytes), memory_table(memory, args.clients), single_stream_table(streams)]
                 if exports

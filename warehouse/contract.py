@@ -39,6 +39,9 @@ ASK_LEXICON_TABLE = "ask_lexicon"
 ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
 ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
 
+# Marts the publish checks read but do not copy into the snapshot.
+CHECKED_TABLES: tuple[str, ...] = (ASK_TEXTS_TABLE,)
+
 # What a snapshot must satisfy to be published: (what is wrong, SQL counting the rows that
 # show it, over the build warehouse's marts as ``{marts}``). Publish refuses a snapshot for
 # which any count is not zero, so that the server never discovers the fault.

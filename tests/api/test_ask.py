@@ -136,34 +136,30 @@ def first_id(engine: AskEngine, question: str) -> str | None:
 @pytest.mark.parametrize(
     ("question", "expected"),
     [
-        ("are you paid by brands", "general-03"),  # no word in common with "sponsored by the brands it reviews"
-        ("哪款保温杯最好", "insulated-bottles-hot-tea-workday"),
-        ("Brightwell Culm 2", "bamboo-toothbrushes-bristles-stay-straight"),  # a product name: lexical evidence
+        ("how do I get coffee smell out of my flask", "insulated-bottles-01"),  # flask: no word of the entry's
+        ("最好的保温水瓶是哪一款？", "insulated-bottles-cold-summer-hike"),  # 保温水瓶 for the library's 保温杯
+        ("ਚਾਹ ਸਾਰਾ ਦਿਨ ਗਰਮ ਰੱਖਣ ਵਾਲਾ ਥਰਮਸ", "insulated-bottles-hot-tea-workday"),  # thermos, in Gurmukhi
     ],
 )
-def test_the_fused_engine_finds_what_people_mean(demo_engine: AskEngine, question: str, expected: str):
+def test_the_fused_engine_finds_what_the_lexical_engine_alone_cannot(
+    demo_engine: AskEngine, question: str, expected: str
+):
     assert first_id(demo_engine, question) == expected
+    assert [m.entry.id for m in demo_engine.lexical.search(question, 1)] != [expected]
 
 
-@pytest.mark.parametrize(
-    "question",
-    [
-        "best electric toothbrush for sensitive gums",
-        "refillable nespresso pods",
-        "what's the weather in Lisbon tomorrow",
-    ],
-)
-def test_a_product_type_the_library_does_not_cover_gets_no_match(demo_engine: AskEngine, question: str):
+@pytest.mark.parametrize("question", ["refillable nespresso pods", "what's the weather in Lisbon tomorrow"])
+def test_a_question_the_library_does_not_cover_gets_no_match(demo_engine: AskEngine, question: str):
     assert demo_engine.search(question, 5) == []
 
 
 def test_a_punjabi_question_answered_in_english_finds_the_entry_a_punjabi_speaker_meant(server: Server):
-    question = "ਕੀ ਤੁਸੀਂ ਕੰਪਨੀਆਂ ਤੋਂ ਪੈਸੇ ਲੈ ਕੇ ਰਿਵਿਊ ਲਿਖਦੇ ਹੋ?"  # "do you take money from companies to write reviews?"
-    english = ask(server, question, "&lang=en")
-    punjabi = ask(server, question)
+    question = "ਚਾਹ ਸਾਰਾ ਦਿਨ ਗਰਮ ਰੱਖਣ ਵਾਲਾ ਥਰਮਸ"  # "a thermos that keeps tea hot all day"
+    english, punjabi = ask(server, question, "&lang=en"), ask(server, question)
     assert (english["language"], punjabi["language"]) == ("en", "pa")
-    assert english["cite"] == punjabi["cite"] and english["results"][0]["question"].startswith(
-        "Is Reuse Lab Reviews sponsored"
+    assert english["cite"] == punjabi["cite"] == f"{BASE_URL}/guides/best-insulated-bottles"
+    assert (
+        english["results"][0]["question"] == "Which insulated bottle keeps tea hot from breakfast until late afternoon?"
     )
 
 
