@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.contract import ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, PUBLISHED_TABLES, STORED_ORDER
+from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, PUBLISHED_TABLES, STORED_ORDER
 from warehouse.snapshots import (
     CURRENT_FILE,
     SnapshotError,
@@ -29,7 +29,8 @@ ASK_COLUMNS = "AS t(entry_id, field, language, text_sha256)"
 
 def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED_TABLES, vectors: bool = True) -> Path:
     """A build warehouse with every published mart holding one row tagged ``marker`` (the ask
-    vectors one per ask text: two), or none of the vectors when ``vectors`` is false.
+    vectors and the ask entry order one per entry: two), or none of the vectors when ``vectors``
+    is false.
 
     Tables stored in a fixed order also carry their ordering column, as the real marts do.
     """
@@ -37,6 +38,10 @@ def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED_TABLES, vecto
     connection.execute("CREATE SCHEMA IF NOT EXISTS marts")
     connection.execute(f"CREATE OR REPLACE TABLE marts.{ASK_TEXTS_TABLE} AS {ASK_ROWS}{ASK_COLUMNS}")
     for table in tables:
+        if table == ASK_ENTRY_ORDER_TABLE:
+            order = "SELECT * FROM (VALUES (0, 'scenario'), (1, 'answer')) AS t(entry_number, entry_id)"
+            connection.execute(f"CREATE OR REPLACE TABLE marts.{table} AS SELECT {marker} AS marker, * FROM ({order})")
+            continue
         if table == ASK_VECTORS_TABLE:
             rows = f"SELECT {marker} AS marker, * FROM ({ASK_ROWS}{ASK_COLUMNS})" + ("" if vectors else " LIMIT 0")
             connection.execute(f"CREATE OR REPLACE TABLE marts.{table} AS {rows}")
@@ -57,7 +62,11 @@ def test_publish_writes_a_read_only_snapshot_and_switches_current(tmp_path: Path
     info = publish(store, build, now=at(0), inputs_fingerprint="abc")
     assert info.version == "20261122T080000000Z"
     assert current_version(store) == info.version
-    assert info.is_current and info.row_counts == {**dict.fromkeys(PUBLISHED_TABLES, 1), ASK_VECTORS_TABLE: 2}
+    assert info.is_current and info.row_counts == {
+        **dict.fromkeys(PUBLISHED_TABLES, 1),
+        ASK_VECTORS_TABLE: 2,
+        ASK_ENTRY_ORDER_TABLE: 2,
+    }
     assert not os.access(info.path, os.W_OK) or os.geteuid() == 0  # root ignores modes
     assert oct(info.path.stat().st_mode & 0o777) == "0o444"
     with open_snapshot(info.path) as connection:
