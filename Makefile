@@ -55,8 +55,8 @@ bench: build  ## serving benchmark: every operation against the floor and Datase
 bench-scale: setup  ## pipeline scale: builds of 10k-1M readings beside DuckDB's bare read, into RESULTS.md
 	$(BIN)/python -m benchmarks.pipeline_scale --record $(SCALE_ARGS)
 
-bench-ask: build  ## ask engine: accuracy per language and latency, against a flat BM25 baseline
-	$(BIN)/python benchmarks/ask_engine.py
+bench-ask: build  ## ask engine: held-out accuracy per language and latency, beside the lexical engine alone
+	$(BIN)/python benchmarks/ask_engine.py --record $(ASK_ARGS)
 
 soak: setup  ## crash soak: SIGKILL 20 builds at random points, check what survives, into RESULTS.md
 	$(BIN)/python -m benchmarks.crash_soak --record $(SOAK_ARGS)

@@ -72,7 +72,7 @@ def prepare_environment(settings: Settings) -> None:
 
 def _classify(event) -> tuple[str, str] | None:
     """(kind, subject) of a run event worth reporting, or None."""
-    from dagster import DagsterEventType
+    from dagster import AssetCheckSeverity, DagsterEventType
 
     dagster_event = event.dagster_event
     if dagster_event is None:
@@ -87,7 +87,9 @@ def _classify(event) -> tuple[str, str] | None:
         if not evaluation.passed:
             subject = f"{evaluation.asset_key.to_user_string()}:{evaluation.check_name}"
             report = evaluation.metadata.get("report")
-            return "failed_check", f"{subject} ({report.value})" if report is not None else subject
+            subject = f"{subject} ({report.value})" if report is not None else subject
+            # A check of warning severity (dbt's severity: warn) is said, and publishes all the same.
+            return ("warned_check" if evaluation.severity == AssetCheckSeverity.WARN else "failed_check"), subject
         return None
     if kind == DagsterEventType.STEP_FAILURE:
         error = dagster_event.event_specific_data.error
@@ -100,6 +102,7 @@ PROGRESS_FORMATS = {
     "step": "▸ {}",
     "materialized": "✓ {}",
     "failed_check": "✗ check failed: {}",
+    "warned_check": "! check warns: {}",
     "error": "✗ {}",
 }
 

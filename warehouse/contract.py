@@ -6,6 +6,17 @@ warehouse's ``marts`` schema, and the Dagster publish asset depends on exactly t
 
 MARTS_SCHEMA = "marts"
 
+# The ask engine's texts (a dbt mart) and their vectors (a Python asset writes them into the
+# marts schema, after the texts): the snapshot carries the vectors, the server embeds only
+# the question.
+ASK_TEXTS_TABLE = "ask_texts"
+ASK_VECTORS_TABLE = "ask_vectors"
+# The lexical index, analysed by the pipeline (serve.ask.stored_index): terms and postings,
+# typo-correction neighbourhoods, and the order of the entries the postings count in.
+ASK_LEXICON_TABLE = "ask_lexicon"
+ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
+ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
+
 PUBLISHED_TABLES: tuple[str, ...] = (
     "products",
     "bench_measurements",
@@ -22,22 +33,11 @@ PUBLISHED_TABLES: tuple[str, ...] = (
     "people",
     "publisher",
     "languages",
-    "ask_vectors",
-    "ask_lexicon",
-    "ask_lexicon_neighbours",
-    "ask_entry_order",
+    ASK_VECTORS_TABLE,
+    ASK_LEXICON_TABLE,
+    ASK_NEIGHBOURS_TABLE,
+    ASK_ENTRY_ORDER_TABLE,
 )
-
-# The ask engine's texts (a dbt mart) and their vectors (a Python asset writes them into the
-# marts schema, after the texts): the snapshot carries the vectors, the server embeds only
-# the question.
-ASK_TEXTS_TABLE = "ask_texts"
-ASK_VECTORS_TABLE = "ask_vectors"
-# The lexical index, analysed by the pipeline (serve.ask.stored_index): terms and postings,
-# typo-correction neighbourhoods, and the order of the entries the postings count in.
-ASK_LEXICON_TABLE = "ask_lexicon"
-ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
-ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
 
 # Marts the publish checks read but do not copy into the snapshot.
 CHECKED_TABLES: tuple[str, ...] = (ASK_TEXTS_TABLE,)

@@ -18,7 +18,7 @@ import numpy as np
 
 from serve.ask.dense import EntryVectors
 from serve.ask.encoder import Encoder
-from serve.ask.fusion import BENCH_EVIDENCE_BOOST, FEATURES, FusionModel
+from serve.ask.fusion import BENCH_EVIDENCE_BOOST, FEATURES, FusionModel, margins
 from serve.ask.index import AskIndex, Entry, Match
 from serve.ask.stored_index import load_index
 
@@ -66,13 +66,10 @@ class AskEngine:
         scale = self.lexical.tuning.min_score[language]
         lexical_best = np.argpartition(-score, min(LEXICAL_CANDIDATES, len(score) - 1))[:LEXICAL_CANDIDATES]
         dense, centroid = self.vectors.similarities(question_vector, also=lexical_best)
-        order = np.argsort(-dense)
-        runner_up = np.full(len(dense), dense[order[0]])
-        runner_up[order[0]] = dense[order[1]] if len(dense) > 1 else 0.0
         columns = {
             "dense": dense,
             "dense_over_mean": dense - centroid.mean(),
-            "dense_margin": dense - runner_up,
+            "dense_margin": margins(dense),
             "lexical": np.log1p(score / scale),
             "coverage": coverage,
         }

@@ -43,7 +43,7 @@ DECISION_CANDIDATES = 5  # per question, the entries the decision model is fitte
 BENCH_EVIDENCE_BOOST = 1.05  # a bench-backed recommendation outranks an equally likely library answer
 
 
-def _margins(values: np.ndarray) -> np.ndarray:
+def margins(values: np.ndarray) -> np.ndarray:
     """Each value minus the largest of the others."""
     if len(values) < 2:
         return values.copy()
@@ -66,7 +66,7 @@ class FusionModel:
     def decision_features(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(fused score, ``DECISION_FEATURES`` columns) per entry."""
         fused = self.fused(features)
-        columns = {"fused": fused, "fused_margin": _margins(fused)}
+        columns = {"fused": fused, "fused_margin": margins(fused)}
         columns.update({name: features[:, FEATURES.index(name)] for name in DECISION_FEATURES if name in FEATURES})
         return fused, np.column_stack([columns[name] for name in DECISION_FEATURES])
 

@@ -479,8 +479,7 @@ def test_the_ask_vectors_embed_only_what_the_vector_cache_has_not_seen(history: 
     answers.write_text(text.replace(english, f'    en: "{reworded}"\n'), encoding="utf-8")
     build(history.home, inputs)
 
-    changed = latest_materialization_metadata(dagster_home, ["marts", "ask_vectors"])
-    assert (changed["embedded"], changed["texts"]) == (1, unchanged["texts"])  # the new text replaced the old one
+    assert latest_materialization_metadata(dagster_home, ["marts", "ask_vectors"])["embedded"] == 1
     with open_snapshot(history.home / "snapshots" / f"{current_version(history.home / 'snapshots')}.duckdb") as db:
         rows = db.execute(
             "SELECT text_sha256, len(vector) FROM ask_vectors WHERE entry_id = 'general-03' AND field = 'question' "

@@ -18,6 +18,7 @@ from serve.ask.fusion import (
     conditional_logit,
     fit,
     logistic_regression,
+    margins,
 )
 from serve.ask.index import AskIndex
 from serve.ask.language import LANGUAGES
@@ -53,9 +54,7 @@ def answer(answer_id: str, question: str) -> dict:
 
 
 def test_margins_are_each_value_above_the_best_other():
-    from serve.ask.fusion import _margins
-
-    assert _margins(np.array([0.9, 0.7, 0.8])).round(3).tolist() == [0.1, -0.2, -0.1]
+    assert margins(np.array([0.9, 0.7, 0.8])).round(3).tolist() == [0.1, -0.2, -0.1]
 
 
 def test_the_conditional_logit_learns_which_feature_picks_the_right_entry():
