@@ -17,6 +17,8 @@ from collections.abc import Mapping
 
 import duckdb
 import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from serve.ask.encoder import DIMENSIONS, MODEL_ID
 from warehouse.contract import ASK_VECTORS_TABLE
@@ -30,18 +32,30 @@ class VectorsError(RuntimeError):
 
 class EntryVectors:
     def __init__(self, entry_of_text: np.ndarray, texts: np.ndarray, entries: int):
-        order = np.argsort(entry_of_text, kind="stable")
-        entry_of_text, texts = entry_of_text[order], texts[order]
+        # A small library is searched whole at every question: float32. A large one only at its
+        # candidates' rows: float16, half the memory (converted first, so no float32 copy is made).
+        texts = texts.astype(np.float32 if entries <= CANDIDATES else np.float16, copy=False)
+        if len(entry_of_text) and np.any(np.diff(entry_of_text) < 0):
+            order = np.argsort(entry_of_text, kind="stable")
+            entry_of_text, texts = entry_of_text[order], texts[order]
         present = np.unique(entry_of_text)
         if len(present) != entries:
             raise VectorsError(f"{entries - len(present)} of {entries} ask entries have no vector")
         self.starts = np.searchsorted(entry_of_text, np.arange(entries)).astype(np.int64)
         self.entry_of_text = entry_of_text
-        # A small library is searched whole at every question: float32, converted once. A large one
-        # only at its candidates' rows: float16, half the memory.
-        self.texts = texts.astype(np.float32 if entries <= CANDIDATES else np.float16)
-        sums = np.add.reduceat(texts.astype(np.float32), self.starts, axis=0)
-        self.centroids = sums / np.linalg.norm(sums, axis=1, keepdims=True)
+        self.texts = texts
+        self.centroids = self._centroids()
+
+    def _centroids(self, entries_at_once: int = 2048) -> np.ndarray:
+        """Each entry's mean text vector, normalised; summed in float32 a block of entries at a time."""
+        entries = len(self.starts)
+        ends = np.append(self.starts[1:], len(self.texts))
+        sums = np.empty((entries, self.texts.shape[1]), np.float32)
+        for first in range(0, entries, entries_at_once):
+            last = min(first + entries_at_once, entries)
+            block = self.texts[self.starts[first] : ends[last - 1]].astype(np.float32)
+            sums[first:last] = np.add.reduceat(block, self.starts[first:last] - self.starts[first], axis=0)
+        return sums / np.linalg.norm(sums, axis=1, keepdims=True)
 
     @classmethod
     def from_snapshot(cls, connection: duckdb.DuckDBPyConnection, entry_numbers: Mapping[str, int]) -> EntryVectors:
@@ -52,10 +66,15 @@ class EntryVectors:
                 f"the snapshot's ask vectors were made by {sorted(models)}, this server embeds with {MODEL_ID}"
             )
         table = connection.sql(f"SELECT entry_id, vector FROM {ASK_VECTORS_TABLE}").to_arrow_table()
-        unknown = set(table["entry_id"].to_pylist()) - set(entry_numbers)
-        if unknown:
-            raise VectorsError(f"ask vectors of {len(unknown)} entries the snapshot does not hold, e.g. {min(unknown)}")
-        entry_of_text = np.array([entry_numbers[e] for e in table["entry_id"].to_pylist()], dtype=np.int32)
+        ids = list(entry_numbers)
+        numbers = pc.index_in(table["entry_id"], value_set=pa.array(ids, pa.string())).combine_chunks()
+        if numbers.null_count:
+            unknown = pc.filter(table["entry_id"], pc.is_null(numbers)).to_pylist()
+            raise VectorsError(
+                f"ask vectors of {len(set(unknown))} entries the snapshot does not hold, e.g. {min(unknown)}"
+            )
+        positions = np.array([entry_numbers[e] for e in ids], dtype=np.int32)
+        entry_of_text = positions[numbers.to_numpy(zero_copy_only=False)]
         flat = table["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
         return cls(entry_of_text, flat.reshape(-1, DIMENSIONS), len(entry_numbers))
 

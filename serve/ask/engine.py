@@ -54,7 +54,7 @@ class AskEngine:
         encoder: Encoder,
         model: FusionModel | None = None,
     ) -> AskEngine:
-        entries, _ = AskIndex.entries_of(tables["recommendations"], tables["answers"], tables["categories"])
+        entries = AskIndex.entries_of(tables["recommendations"], tables["answers"])
         lexical = load_index(entries, connection)
         vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(entries)})
         return cls(lexical, vectors, encoder, model)

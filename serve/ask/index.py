@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -156,7 +156,7 @@ class AskIndex:
         postings: dict[str, tuple[np.ndarray, np.ndarray]],
         idf: dict[str, float],
         latin_vocabulary: dict[str, set[str]],
-        near: Mapping[str, Iterable[str]] | None = None,
+        neighbours: Callable[[set[str]], set[str]] | None = None,
     ):
         self.entries = entries
         self.tuning = tuning
@@ -167,18 +167,23 @@ class AskIndex:
         self.unknown_idf = math.log(1 + (len(entries) + 0.5) / 0.5)
         evidence_boost = [tuning.bench_evidence_boost if e.bench_evidence else 1.0 for e in entries]
         self.boost = np.array(evidence_boost, dtype=np.float32)
-        # Typo correction: each term under every spelling one deletion away (and its own), to find
-        # the terms one edit from a question's word by looking up that word's deletions.
-        self._near: Mapping[str, Iterable[str]] = near if near is not None else self._neighbourhoods(postings)
+        # Typo correction: each term is filed under every spelling one deletion away (and its own),
+        # so the terms one edit from a question's word are found by looking up that word's
+        # deletions. ``neighbours`` answers that lookup (a stored index asks its table).
+        self.neighbourhoods = self._neighbourhoods(postings) if neighbours is None else None
+        self.neighbours = neighbours or self._filed_under
 
     @staticmethod
-    def _neighbourhoods(postings: Mapping[str, object]) -> dict[str, set[str]]:
+    def _neighbourhoods(postings: Iterable[str]) -> dict[str, set[str]]:
         near: dict[str, set[str]] = defaultdict(set)
         for term in postings:
             if len(term) >= FUZZY_MIN_LENGTH and script_of(term) != "han":
                 for key in _deletions(term) | {term}:
                     near[key].add(term)
         return near
+
+    def _filed_under(self, keys: set[str]) -> set[str]:
+        return set().union(*(self.neighbourhoods.get(key, ()) for key in keys))
 
     @classmethod
     def analyse(
@@ -219,22 +224,28 @@ class AskIndex:
         return cls(entries, tuning, arrays, idf, latin_vocabulary)
 
     @staticmethod
-    def entries_of(
-        recommendations: Iterable[Mapping[str, Any]],
-        answers: Iterable[Mapping[str, Any]],
-        categories: Iterable[Mapping[str, Any]],
-    ) -> tuple[list[Entry], list[dict[str, list[tuple[str, str]]]]]:
-        """A snapshot's recommendations, then its library answers, as entries and their texts."""
+    def entries_of(recommendations: Iterable[Mapping[str, Any]], answers: Iterable[Mapping[str, Any]]) -> list[Entry]:
+        """A snapshot's recommendations, then its library answers, as entries: the order postings count in."""
+        return [
+            *(
+                Entry("recommendation", row, bench_evidence=row.get("figure_value") is not None)
+                for row in recommendations
+            ),
+            *(Entry("answer-library", row, bench_evidence=False) for row in answers),
+        ]
+
+    @staticmethod
+    def fields_of(
+        entries: Iterable[Entry], categories: Iterable[Mapping[str, Any]]
+    ) -> list[dict[str, list[tuple[str, str]]]]:
+        """Each entry's texts by field, as ``analyse`` reads them."""
         category_names = {row["category_slug"]: row["category_name"] for row in categories}
-        entries: list[Entry] = []
-        fields: list[dict[str, list[tuple[str, str]]]] = []
-        for row in recommendations:
-            entries.append(Entry("recommendation", row, bench_evidence=row.get("figure_value") is not None))
-            fields.append(recommendation_fields(row))
-        for row in answers:
-            entries.append(Entry("answer-library", row, bench_evidence=False))
-            fields.append(answer_fields(row, category_names.get(row.get("category_slug"))))
-        return entries, fields
+        return [
+            recommendation_fields(entry.row)
+            if entry.kind == "recommendation"
+            else answer_fields(entry.row, category_names.get(entry.row.get("category_slug")))
+            for entry in entries
+        ]
 
     @classmethod
     def from_tables(
@@ -245,13 +256,14 @@ class AskIndex:
         tuning: Tuning = TUNED,
     ) -> AskIndex:
         """The index of a snapshot's recommendations and library answers, analysed now."""
-        return cls.analyse(*cls.entries_of(recommendations, answers, categories), tuning)
+        entries = cls.entries_of(recommendations, answers)
+        return cls.analyse(entries, cls.fields_of(entries, categories), tuning)
 
     def corrections(self, term: str) -> set[str]:
         """Terms of the index one typo away from ``term`` (none for short words or Han)."""
         if len(term) < FUZZY_MIN_LENGTH or script_of(term) == "han":
             return set()
-        near = set().union(*(self._near.get(key, ()) for key in _deletions(term) | {term}))
+        near = self.neighbours(_deletions(term) | {term})
         return {candidate for candidate in near if _within_one_edit(term, candidate)}
 
     def _readings(self, slot: Slot) -> list[tuple[str, float]]:

@@ -9,11 +9,12 @@ the order of the entries the postings count in. A server turns those rows into a
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 import duckdb
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from serve.ask.index import TUNED, AskIndex, Entry, Tuning
 from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE
@@ -31,7 +32,7 @@ def index_tables(index: AskIndex) -> dict[str, pa.Table]:
     offsets = np.concatenate([[0], np.cumsum([len(e) for e in entries])]).astype(np.int32)
     flat_entries = np.concatenate(entries) if entries else np.empty(0, np.int32)
     flat_weights = np.concatenate(weights) if weights else np.empty(0, np.float32)
-    neighbours = sorted(index._near.items())
+    neighbours = sorted((index.neighbourhoods or {}).items())
     return {
         ASK_LEXICON_TABLE: pa.table(
             {
@@ -62,6 +63,46 @@ def _column(table: pa.Table, name: str) -> pa.Array:
     return table[name].combine_chunks()
 
 
+class StoredPostings(Mapping[str, tuple[np.ndarray, np.ndarray]]):
+    """Postings as loaded: one flat array of entries and one of weights, a term's being a slice
+    of each, cut when the term is looked up (a dict of 60,000 pairs of arrays took half a second)."""
+
+    def __init__(self, terms: list[str], offsets: np.ndarray, entries: np.ndarray, weights: np.ndarray):
+        self._row = {term: row for row, term in enumerate(terms)}
+        self._offsets, self._entries, self._weights = offsets, entries, weights
+
+    def __getitem__(self, term: str) -> tuple[np.ndarray, np.ndarray]:
+        row = self._row[term]
+        start, end = self._offsets[row], self._offsets[row + 1]
+        return self._entries[start:end], self._weights[start:end]
+
+    def __contains__(self, term: object) -> bool:
+        return term in self._row
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._row)
+
+    def __len__(self) -> int:
+        return len(self._row)
+
+
+def stored_neighbours(connection: duckdb.DuckDBPyConnection) -> Callable[[set[str]], set[str]]:
+    """Typo-correction lookups answered by the snapshot's table, on a cursor of their own per call
+    (only a word the index does not know is looked up; loading half a million keys took a second)."""
+
+    def neighbours(keys: set[str]) -> set[str]:
+        cursor = connection.cursor()
+        try:
+            rows = cursor.execute(
+                f"SELECT terms FROM {ASK_NEIGHBOURS_TABLE} WHERE deletion IN (SELECT unnest(?))", [sorted(keys)]
+            ).fetchall()
+        finally:
+            cursor.close()
+        return {term for (terms,) in rows for term in terms}
+
+    return neighbours
+
+
 def load_index(entries: list[Entry], connection: duckdb.DuckDBPyConnection, tuning: Tuning = TUNED) -> AskIndex:
     """The index stored in a snapshot, for ``entries`` in the order the snapshot's tables give them."""
     order = connection.sql(f"SELECT entry_id FROM {ASK_ENTRY_ORDER_TABLE} ORDER BY entry_number").fetchall()
@@ -72,22 +113,15 @@ def load_index(entries: list[Entry], connection: duckdb.DuckDBPyConnection, tuni
     ).to_arrow_table()
     terms = _column(lexicon, "term").to_pylist()
     entry_lists, weight_lists = _column(lexicon, "entries"), _column(lexicon, "weights")
-    offsets = entry_lists.offsets.to_numpy()
-    flat_entries = entry_lists.values.to_numpy(zero_copy_only=False).astype(np.int32)
-    flat_weights = weight_lists.values.to_numpy(zero_copy_only=False).astype(np.float32)
-    postings = {
-        term: (flat_entries[offsets[n] : offsets[n + 1]], flat_weights[offsets[n] : offsets[n + 1]])
-        for n, term in enumerate(terms)
-    }
+    postings = StoredPostings(
+        terms,
+        entry_lists.offsets.to_numpy(),
+        entry_lists.values.to_numpy(zero_copy_only=False).astype(np.int32, copy=False),
+        weight_lists.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False),
+    )
     idf = dict(zip(terms, _column(lexicon, "idf").to_pylist(), strict=True))
     latin = {
-        language: {
-            term for term, used in zip(terms, _column(lexicon, f"latin_{language}").to_pylist(), strict=True) if used
-        }
+        language: set(pc.filter(_column(lexicon, "term"), _column(lexicon, f"latin_{language}")).to_pylist())
         for language in ("en", "vi")
     }
-    neighbours = connection.sql(f"SELECT deletion, terms FROM {ASK_NEIGHBOURS_TABLE}").to_arrow_table()
-    near: Mapping[str, list[str]] = dict(
-        zip(_column(neighbours, "deletion").to_pylist(), _column(neighbours, "terms").to_pylist(), strict=True)
-    )
-    return AskIndex(entries, tuning, postings, idf, latin, near)
+    return AskIndex(entries, tuning, postings, idf, latin, stored_neighbours(connection))
