@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
 import os
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
@@ -25,6 +26,7 @@ from serve.routing import IndexedRouter
 from serve.snapshot import Snapshot, SnapshotHolder
 
 READER_THREADS = min(4, os.cpu_count() or 1)
+log = logging.getLogger("reuse_data.serve")
 
 
 async def openapi_document(request: Request) -> Response:
@@ -43,7 +45,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await asyncio.to_thread(holder.load_current)
+        try:
+            await asyncio.to_thread(holder.load_current)
+        except Exception:  # answer 503 saying why, and serve the next snapshot published
+            log.exception("could not load the published snapshot; run `reuse-data build` to publish one")
         watcher = asyncio.create_task(holder.watch())
         # DuckDB reads at request time (bench pages) run on a few threads of their own: memory that
         # DuckDB and Arrow keep per thread then stays bounded however many clients stream.

@@ -119,10 +119,16 @@ class SnapshotHolder:
         self.store = store
         self.prepare = prepare or (lambda snapshot: None)
         self._current: Snapshot | None = None
+        self.unservable: str | None = None  # why the snapshot CURRENT names could not be loaded, if it could not
+        self._unloadable: str | None = None  # that snapshot's version
 
     @property
     def current(self) -> Snapshot:
         if self._current is None:
+            if self.unservable:
+                raise ProblemError(
+                    503, f"{self.unservable}; run `reuse-data build` to publish one.", slug="no-snapshot"
+                )
             raise ProblemError(503, "No snapshot is published yet: run `reuse-data build` first.", slug="no-snapshot")
         return self._current
 
@@ -133,10 +139,17 @@ class SnapshotHolder:
     def load_current(self) -> bool:
         """Load the version CURRENT names if it is not the one served; True when it switched."""
         version = current_version(self.store)
-        if version is None or (self._current is not None and self._current.version == version):
-            return False
-        snapshot = load_snapshot(self.store, version)
-        self.prepare(snapshot)
+        if version is None or version in (getattr(self._current, "version", None), self._unloadable):
+            return False  # served already, or tried and refused: a published file never changes
+        try:
+            snapshot = load_snapshot(self.store, version)
+            self.prepare(snapshot)
+        except Exception as error:
+            self._unloadable = version
+            if self._current is None:
+                self.unservable = f"The published snapshot {version} cannot be served ({error})"
+            raise
+        self.unservable = self._unloadable = None
         # The previous snapshot is not closed here: a response still streaming from it holds a
         # cursor of its own, and the snapshot (memory and file handle) goes when the last one ends.
         self._current = snapshot

@@ -16,6 +16,7 @@ ASK_VECTORS_TABLE = "ask_vectors"
 ASK_LEXICON_TABLE = "ask_lexicon"
 ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
 ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
+ASK_TABLES = (ASK_VECTORS_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, ASK_ENTRY_ORDER_TABLE)
 
 PUBLISHED_TABLES: tuple[str, ...] = (
     "products",
@@ -33,10 +34,7 @@ PUBLISHED_TABLES: tuple[str, ...] = (
     "people",
     "publisher",
     "languages",
-    ASK_VECTORS_TABLE,
-    ASK_LEXICON_TABLE,
-    ASK_NEIGHBOURS_TABLE,
-    ASK_ENTRY_ORDER_TABLE,
+    *ASK_TABLES,
 )
 
 # Marts the publish checks read but do not copy into the snapshot.

@@ -189,7 +189,11 @@ def describe(store: Path, version: str) -> SnapshotInfo:
         raise SnapshotError(f"no snapshot {version} in {store} (snapshots there: {known})")
     with open_snapshot(path) as connection:
         published_at = connection.execute(f"SELECT published_at FROM {SNAPSHOT_INFO_TABLE}").fetchone()[0]
-        counts = {t: connection.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in PUBLISHED_TABLES}
+        held = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        # A snapshot published before a table joined the contract lacks it: counted as missing.
+        counts = {
+            t: connection.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in PUBLISHED_TABLES if t in held
+        }
     return SnapshotInfo(
         version=version,
         path=path,
@@ -210,6 +214,8 @@ def rollback(store: Path, version: str) -> SnapshotInfo:
     info = describe(store, version)
     missing = [t for t in PUBLISHED_TABLES if t not in info.row_counts]
     if missing:
-        raise SnapshotError(f"snapshot {version} lacks tables {missing}; choose another version")
+        raise SnapshotError(
+            f"snapshot {version} lacks tables {missing} (published by an older reuse-data?); choose another version"
+        )
     _write_atomically(store / CURRENT_FILE, version + "\n")
     return describe(store, version)

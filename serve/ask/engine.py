@@ -21,6 +21,12 @@ from serve.ask.encoder import Encoder
 from serve.ask.fusion import BENCH_EVIDENCE_BOOST, FEATURES, FusionModel, margins
 from serve.ask.index import AskIndex, Entry, Match
 from serve.ask.stored_index import load_index
+from warehouse.contract import ASK_TABLES
+
+
+class MissingTables(RuntimeError):
+    """A snapshot without the ask engine's tables, as one published before they existed."""
+
 
 LEXICAL_CANDIDATES = 32  # the lexical engine's best entries are always scored exactly by the dense side too
 
@@ -54,6 +60,12 @@ class AskEngine:
         encoder: Encoder,
         model: FusionModel | None = None,
     ) -> AskEngine:
+        held = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        missing = [table for table in ASK_TABLES if table not in held]
+        if missing:
+            raise MissingTables(
+                f"it lacks the ask engine's {', '.join(missing)}, as one published by an older reuse-data does"
+            )
         entries = AskIndex.entries_of(tables["recommendations"], tables["answers"])
         lexical = load_index(entries, connection)
         vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(entries)})

@@ -9,8 +9,11 @@ header of another would show the wrong number.
 
 from __future__ import annotations
 
+import datetime as dt
 import re
+import shutil
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from urllib.parse import quote
@@ -19,7 +22,11 @@ import duckdb
 import pytest
 
 from benchmarks.harness import Reply, Server, copy_home, serving
-from warehouse.snapshots import current_version, publish
+from serve.ask.engine import MissingTables
+from serve.problems import ProblemError
+from serve.routes_ask import prepare_ask
+from serve.snapshot import SnapshotHolder
+from warehouse.snapshots import SnapshotError, current_version, new_version, publish, rollback, snapshot_path
 
 HAMMERED = [  # every operation of the API, and the two corpus exports
     "/api/public/products.json",
@@ -123,3 +130,39 @@ def test_several_workers_serve_one_snapshot_and_all_switch(demo_home: Path, tmp_
         assert {server.get(HAMMERED[0]).headers["x-dataset-version"] for _ in range(20)} == {before}
         after = publish(server.store, server.warehouse).version
         server.wait_for_version(after, consecutive=20)
+
+
+def without_ask_vectors(store: Path, version: str) -> str:
+    """A copy of snapshot ``version`` under a newer version, lacking its ask vectors (as one
+    published by an older reuse-data would)."""
+    broken = new_version(dt.datetime.now(dt.UTC))
+    path = snapshot_path(store, broken)
+    shutil.copyfile(snapshot_path(store, version), path)
+    path.chmod(0o644)
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("DROP TABLE ask_vectors")
+    return broken
+
+
+def test_a_snapshot_the_server_cannot_use_is_refused_and_the_served_one_stays(own_server: Server):
+    store = own_server.home / "snapshots"
+    served = current_version(store)
+    broken = without_ask_vectors(store, served)
+    with pytest.raises(SnapshotError, match="lacks tables"):
+        rollback(store, broken)  # the command line refuses it too
+    (store / "CURRENT").write_text(broken + "\n", encoding="utf-8")  # as a hand edit would
+    time.sleep(2.5)  # two polls of the watcher
+    reply = own_server.get("/api/public/products.json")
+    assert reply.status == 200 and reply.headers["x-dataset-version"] == served
+
+
+def test_a_server_started_on_a_snapshot_it_cannot_use_says_why(demo_home: Path, tmp_path: Path):
+    store = copy_home(demo_home, tmp_path / "home") / "snapshots"
+    broken = without_ask_vectors(store, current_version(store))
+    (store / "CURRENT").write_text(broken + "\n", encoding="utf-8")
+    holder = SnapshotHolder(store, prepare_ask)
+    with pytest.raises(MissingTables):
+        holder.load_current()
+    with pytest.raises(ProblemError, match=f"snapshot {broken} cannot be served .*ask_vectors.*reuse-data build"):
+        holder.current  # noqa: B018 - the 503 every request gets
+    assert holder.load_current() is False  # not tried again at every poll: a published file never changes
