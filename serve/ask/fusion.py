@@ -17,8 +17,9 @@ Two small models, both fitted on the development split of ``tests/ask_eval/`` on
   other entry's, and its own dense and lexical evidence, with a bias per language of the
   question (dialectal Arabic sits further from every entry than Mandarin does), giving the
   probability that the entry is a right answer at all. A question whose best entry is below
-  ``threshold`` gets the no-match answer. A word the library never uses lowers coverage,
-  so an "electric toothbrush" does not pass for a bamboo one however close the vectors are.
+  ``threshold`` gets the no-match answer. (Coverage is there so that a word the library never
+  uses counts against a match; on the dev split it weighs little, and a near-domain question
+  such as "best electric toothbrush" can still pass for a bamboo-toothbrush one.)
 
 ``fusion_model.json`` holds the fitted model; a test fits it again on the dev split and
 compares, so nothing in it can have come from the test split.
@@ -228,6 +229,7 @@ def fit(questions: Sequence[Question], fitted_on: str) -> FusionModel:
     weights, bias = logistic_regression(np.vstack(rows), np.concatenate(labels).astype(np.float64))
     model = FusionModel(
         ranking,
+        # The weights past DECISION_FEATURES are the languages' one-hot columns: their biases.
         {name: round(float(w), 6) for name, w in zip(DECISION_FEATURES, weights, strict=False)},
         {lang: round(bias + float(w), 6) for lang, w in zip(LANGUAGES, weights[len(DECISION_FEATURES) :], strict=True)},
         0.0,
