@@ -2,7 +2,7 @@
 
 The lexical engine (``serve.ask.index``) is exact about names, brands, numbers and the
 words it knows; the dense vectors (``serve.ask.dense``) bridge words and languages it does
-not (lunchbox and food container, paid and sponsored, 保温水瓶 and 保温杯). For each entry
+not (flask and insulated bottle, 保温水瓶 and 保温杯, ਥਰਮਸ and an English entry). For each entry
 both kinds of evidence become the features of ``serve.ask.fusion``, whose fitted model gives
 the probability that the entry answers the question: entries are ranked by it, the best
 sourced answer first (``BENCH_EVIDENCE_BOOST``), and none is returned below its threshold.
