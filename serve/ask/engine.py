@@ -71,10 +71,9 @@ class AskEngine:
         vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(entries)})
         return cls(lexical, vectors, encoder, model)
 
-    def features(self, question: str, question_vector: np.ndarray) -> np.ndarray:
-        """One row of ``FEATURES`` per entry."""
+    def features(self, question: str, question_vector: np.ndarray, language: str) -> np.ndarray:
+        """One row of ``FEATURES`` per entry, for ``question`` read as ``language`` (``question_language``)."""
         score, coverage = self.lexical.evidence(question)
-        language = self.lexical.question_language(question)
         scale = self.lexical.tuning.min_score[language]
         lexical_best = np.argpartition(-score, min(LEXICAL_CANDIDATES, len(score) - 1))[:LEXICAL_CANDIDATES]
         dense, centroid = self.vectors.similarities(question_vector, also=lexical_best)
@@ -96,8 +95,9 @@ class AskEngine:
             return []
         if question_vector is None:
             question_vector = self.encoder.query(question)
-        features = self.features(question, question_vector)
-        _, probability = self.model.decide(features, self.lexical.question_language(question))
+        language = self.lexical.question_language(question)
+        features = self.features(question, question_vector, language)
+        _, probability = self.model.decide(features, language)
         score = probability * self.boost
         best = int(np.argmax(score))
         if probability[best] < self.model.threshold:

@@ -143,15 +143,13 @@ def fusion_questions(engine: AskEngine, questions: Sequence[LabelledQuestion]) -
     """The fusion features of every labelled question, to fit the model on (the dev split only)."""
     ids = np.array([entry.id for entry in engine.entries])
     vectors = engine.embed_many([item.question for item in questions])
-    return [
+    questions_read = []
+    for item, vector in zip(questions, vectors, strict=True):
         # The language the engine itself reads from the question (Greeklish reads as Latin), as when serving.
-        Question(
-            engine.lexical.question_language(item.question),
-            engine.features(item.question, vector),
-            np.isin(ids, item.expected),
-        )
-        for item, vector in zip(questions, vectors, strict=True)
-    ]
+        language = engine.lexical.question_language(item.question)
+        features = engine.features(item.question, vector, language)
+        questions_read.append(Question(language, features, np.isin(ids, item.expected)))
+    return questions_read
 
 
 def percentile(values: Sequence[float], share: float) -> float:
