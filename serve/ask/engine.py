@@ -10,7 +10,7 @@ sourced answer first (``BENCH_EVIDENCE_BOOST``), and none is returned below its 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import duckdb
@@ -48,9 +48,6 @@ class AskEngine:
     @property
     def entries(self) -> list[Entry]:
         return self.lexical.entries
-
-    def embed_many(self, questions: Sequence[str]) -> np.ndarray:
-        return self.encoder.texts(questions)
 
     @classmethod
     def from_snapshot(
