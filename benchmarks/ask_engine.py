@@ -57,7 +57,7 @@ from serve.ask.fusion import MODEL_PATH, FusionModel  # noqa: E402
 from serve.ask.index import AskIndex  # noqa: E402
 from serve.ask.language import LANGUAGES  # noqa: E402
 from serve.ask.stored_index import index_tables  # noqa: E402
-from serve.snapshot import IN_MEMORY_TABLES, Snapshot, load_snapshot, read_tables  # noqa: E402
+from serve.snapshot import TABLE_QUERIES, Snapshot, load_snapshot, read_tables  # noqa: E402
 from warehouse.contract import ASK_VECTORS_TABLE  # noqa: E402
 from warehouse.snapshots import current_version  # noqa: E402
 
@@ -179,7 +179,7 @@ def loaded(path: Path, encoder: Encoder) -> tuple[AskEngine, float, float, float
     seconds to read the entries' rows, seconds to load the engine from them, MB the engine holds
     as tracemalloc counts, the rows, which the server keeps for its other answers, left out)."""
     started = time.perf_counter()
-    tables = read_tables(path, {name: IN_MEMORY_TABLES[name] for name in ("recommendations", "answers", "categories")})
+    tables = read_tables(path, {name: TABLE_QUERIES[name] for name in ("recommendations", "answers", "categories")})
     read = time.perf_counter() - started
     connection = duckdb.connect(str(path), read_only=True)
     started = time.perf_counter()

@@ -10,8 +10,8 @@ the round targets (ingest, dbt and publish in turn) and SIGKILLs the build's who
 group (dbt with it) a random part of the way through that phase, as a power cut would. After
 each kill:
 
-- the published snapshot is the one before the round or a complete new one, and every
-  published table in it reads;
+- the published release is the one before the round or a complete new one: every file its
+  manifest lists is there with its sha256, and every published table in its snapshot reads;
 - the next build, run to its end, succeeds and publishes;
 - once it has, no temporary file (a staging snapshot, a half-written cache, a DuckDB write-ahead
   log or spill folder) is left anywhere in the home.
@@ -42,7 +42,8 @@ from benchmarks.harness import Server, edit_sheet_readings, home_layout, serving
 from benchmarks.results import machine, markdown_table, record
 from reuse_data.settings import PROJECT_ROOT
 from warehouse.contract import PUBLISHED_TABLES
-from warehouse.snapshots import current_version, open_snapshot, versions
+from warehouse.manifest import ReleaseError, read_manifest, verify
+from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path, versions
 
 PHASES = ("ingest", "dbt", "publish")
 # The build's progress lines that open each phase (see pipelines/build.py).
@@ -81,7 +82,13 @@ class Poller:
     stop: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
-        paths = ["/api/public/products.json", "/api/public/bench.jsonl?limit=100", "/api/public/changes.json"]
+        paths = [
+            "/api/public/products.json",
+            "/api/public/bench.jsonl?limit=100",
+            "/api/public/changes.json",
+            "/api/public/downloads/bench_measurements.parquet",
+            "/api/public/page.json?path=/guides/start-here",
+        ]
         while not self.stop.is_set():
             path = paths[self.sent % len(paths)]
             try:
@@ -158,13 +165,18 @@ def kill_during(home: Path, inputs: Path, target: str, spans: dict[str, float], 
 
 
 def check_snapshot(home: Path, before: str) -> str:
-    """The published snapshot reads whole: "kept" if it is ``before``, "new" if the killed build
-    published first. Raises SystemExit otherwise."""
+    """The published release is whole (every file as its manifest lists it) and its snapshot reads:
+    "kept" if it is ``before``, "new" if the killed build published first. Raises SystemExit otherwise."""
     store = home_layout(home).snapshots_dir
     current = current_version(store)
     if current is None or current not in versions(store):
         raise SystemExit(f"CURRENT names {current!r}, which is not a complete snapshot in {store}")
-    with open_snapshot(store / f"{current}.duckdb") as connection:
+    folder = release_path(store, current)
+    try:
+        verify(folder, read_manifest(folder))
+    except ReleaseError as error:
+        raise SystemExit(f"CURRENT names a release that is not whole: {error}") from error
+    with open_snapshot(folder / SNAPSHOT_FILE) as connection:
         for table in PUBLISHED_TABLES:
             connection.execute(f'SELECT count(*) FROM "{table}"').fetchall()
     return "kept" if current == before else "new"

@@ -29,8 +29,8 @@ from pathlib import Path
 import duckdb
 
 from reuse_data.settings import PROJECT_ROOT, Settings, load_settings
+from serve.release_files import publish_release
 from warehouse.contract import CHECKED_TABLES, MARTS_SCHEMA, PUBLISHED_TABLES
-from warehouse.snapshots import publish
 
 
 @dataclass
@@ -48,6 +48,7 @@ class Server:
     port: int
     home: Path
     process: subprocess.Popen
+    log: Path | None = None  # what the server printed, when started with a log
 
     @property
     def store(self) -> Path:
@@ -252,7 +253,7 @@ def serving(
     env = {**home_environment(home), **(environ or {})}
     argv = [sys.executable, "-m", "reuse_data.cli", command, "--port", str(port), *extra_args]
     with running(argv, port, ready, env, log) as process:
-        yield Server(port, home, process)
+        yield Server(port, home, process, log)
 
 
 @contextmanager
@@ -308,7 +309,7 @@ def inflate_bench(home: Path, copies: int) -> int:
                 connection.execute(f"CREATE TABLE {MARTS_SCHEMA}.{table} AS SELECT * FROM {source}")
         rows = connection.execute(f"SELECT count(*) FROM {MARTS_SCHEMA}.bench_measurements").fetchone()[0]
     inflated.replace(demo)
-    publish(layout.snapshots_dir, demo)
+    publish_release(layout.snapshots_dir, demo)
     return rows
 
 

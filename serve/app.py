@@ -9,18 +9,13 @@ import os
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
 
-import orjson
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
-from starlette.requests import Request
-from starlette.responses import Response
-from starlette.routing import Route
 
 from reuse_data.settings import Settings, load_settings
-from serve import openapi, routes_ask, routes_bench, routes_catalogue, routes_pages, site
-from serve.documents import precompute
-from serve.http_cache import Preflight, Replayed, cached
+from serve import routes_ask, routes_bench, routes_catalogue, routes_pages, site
+from serve.http_cache import Preflight
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
 from serve.routing import IndexedRouter
 from serve.snapshot import Snapshot, SnapshotHolder
@@ -29,16 +24,19 @@ READER_THREADS = min(4, os.cpu_count() or 1)
 log = logging.getLogger("reuse_data.serve")
 
 
-async def openapi_document(request: Request) -> Response:
-    snapshot = request.app.state.snapshots.current
-    return cached(request, snapshot, request.app.state.openapi, key="openapi")
-
-
 def create_app(settings: Settings | None = None) -> Starlette:
     settings = settings or load_settings()
 
     def prepare(snapshot: Snapshot) -> None:
-        precompute(snapshot, settings.base_url)
+        if snapshot.base_url != settings.base_url:
+            # Every URL handed out is the release's: one address per set of answers.
+            log.warning(
+                "release %s was built for %s, not the configured REUSE_DATA_BASE_URL %s: serving the release's; "
+                "build again with REUSE_DATA_BASE_URL set to change it",
+                snapshot.version,
+                snapshot.base_url,
+                settings.base_url,
+            )
         routes_ask.prepare_ask(snapshot)
 
     holder = SnapshotHolder(settings.snapshots_dir, prepare)
@@ -64,7 +62,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         *routes_catalogue.routes,
         *routes_pages.routes,
         *routes_bench.routes,
-        Route("/api/public/openapi.json", Replayed(openapi_document), methods=["GET"]),
+        *routes_catalogue.file_routes,
         *site.routes(settings.base_url),
     ]
     app = Starlette(
@@ -78,7 +76,5 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     app.router = IndexedRouter(routes, lifespan=lifespan)  # Starlette's own Router, plus lookup by path
     app.state.snapshots = holder
-    app.state.base_url = settings.base_url
-    app.state.openapi = orjson.dumps(openapi.document(settings.base_url))
 
     return app

@@ -1,9 +1,9 @@
-"""The JSON documents of the API, built from a loaded snapshot.
+"""The JSON documents of the API, built from a snapshot.
 
-Collections that do not depend on the request are built once per snapshot (``precompute``)
-and served as bytes. Field names are snake_case, URLs absolute, times ISO 8601 UTC with
-milliseconds; every document carries the envelope of SPEC.md (source, license, usage,
-generated_at) plus dataset_version.
+Documents that do not depend on the request are built once, at publish, into the release's
+files (``serve.release_files``); the server sends those. Field names are snake_case, URLs
+absolute, times ISO 8601 UTC with milliseconds; every document carries the envelope (source,
+license, usage, generated_at, dataset_version).
 """
 
 from __future__ import annotations
@@ -15,7 +15,6 @@ from typing import Any
 
 import orjson
 
-from serve.http_cache import compressed
 from serve.openapi import CC_BY_URL, OPERATIONS
 from serve.snapshot import Snapshot
 
@@ -78,8 +77,8 @@ USAGE = {
 }
 
 
-def products(snapshot: Snapshot, items: list[dict[str, Any]]) -> dict[str, Any]:
-    """products.json around the product records ``items``."""
+def products(snapshot: Snapshot) -> dict[str, Any]:
+    items = [record(row) for row in snapshot.tables["products"]]
     return {**envelope(snapshot, USAGE["products"]), "count": len(items), "products": items}
 
 
@@ -98,20 +97,33 @@ def content(snapshot: Snapshot) -> dict[str, Any]:
     return {**envelope(snapshot, USAGE["content"]), "count": len(items), "items": items}
 
 
-def page_documents(snapshot: Snapshot, records: dict[str, dict[str, Any]]) -> dict[str, bytes]:
-    """Page path -> its page.json document, encoded, from the page ``records`` by path."""
+def page_documents(snapshot: Snapshot) -> dict[str, bytes]:
+    """Page path -> its page.json document, encoded."""
     head = envelope(snapshot, USAGE["page"])
-    return {path: encode({**head, "page": page}) for path, page in records.items()}
+    return {row["path"]: encode({**head, "page": record(row)}) for row in snapshot.tables["pages"]}
 
 
-def change_items(snapshot: Snapshot) -> list[dict[str, Any]]:
-    """The change log as changes.json lists it, newest first."""
-    return [{k: plain(row[k]) for k in ("url", "type", "title", "changed_at")} for row in snapshot.tables["changes"]]
+def claims(snapshot: Snapshot) -> bytes:
+    """claims.jsonl: one claim per line."""
+    return b"".join(orjson.dumps(record(row)) + b"\n" for row in snapshot.tables["claims"])
 
 
-def capabilities(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
+def full_text(snapshot: Snapshot) -> bytes:
+    """llms-full.txt: every page as Markdown, separated by lines of ---."""
+    return "\n\n---\n\n".join(row["document"] for row in snapshot.tables["corpus_documents"]).encode()
+
+
+CHANGE_FIELDS = ("url", "type", "title", "changed_at")
+
+
+def change_items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Rows of the change log as changes.json lists them."""
+    return [{k: plain(row[k]) for k in CHANGE_FIELDS} for row in rows]
+
+
+def capabilities(snapshot: Snapshot) -> dict[str, Any]:
     """The capability index: every operation of the OpenAPI document, attribution and scoring rules."""
-    publisher = snapshot.publisher
+    publisher, base_url = snapshot.publisher, snapshot.base_url
     endpoints = [
         {
             "name": operation.operation_id,
@@ -175,10 +187,10 @@ def press_kit(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-def dataset(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
-    """A schema.org Dataset with every distribution, the measured variables and a citation."""
+def dataset(snapshot: Snapshot, distributions: list[dict[str, Any]]) -> dict[str, Any]:
+    """A schema.org Dataset with every distribution of the release, the measured variables and a citation."""
     publisher, stats = snapshot.publisher, snapshot.statistics
-    api = f"{base_url}/api/public"
+    api = f"{snapshot.base_url}/api/public"
     year = snapshot.published_at.year
     name = f"{publisher['name']} reusable-product bench tests and reviews"
     citation = f"{publisher['name']} ({year}). {name}, version {snapshot.version}. {api}/dataset.json"
@@ -212,16 +224,7 @@ def dataset(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
         ],
         "inLanguage": [row["hreflang"] for row in snapshot.tables["languages"]],
         "temporalCoverage": f"{stats['first_tested_on']}/{stats['last_tested_on']}",
-        "distribution": [
-            {
-                "@type": "DataDownload",
-                "name": operation.download,
-                "contentUrl": base_url + operation.path,
-                "encodingFormat": operation.media_type,
-            }
-            for operation in OPERATIONS
-            if operation.download
-        ],
+        "distribution": distributions,
         "variableMeasured": [
             {
                 "@type": "PropertyValue",
@@ -242,39 +245,3 @@ def dataset(snapshot: Snapshot, base_url: str) -> dict[str, Any]:
             f"  url = {{{api}/dataset.json}},\n  note = {{Licensed under CC BY 4.0}}\n}}"
         ),
     }
-
-
-# The bodies precompute builds whole, served by routes_catalogue under these names.
-FIXED_DOCUMENTS = (
-    "products",
-    "recommendations",
-    "answers",
-    "content",
-    "capabilities",
-    "press_kit",
-    "dataset",
-    "claims",
-    "llms_full",
-)
-
-
-def precompute(snapshot: Snapshot, base_url: str) -> None:
-    """Build every request-independent document once, when the snapshot loads."""
-    cache = snapshot.cache
-    # Records by key, for page.json and the HTML pages alike (serve/site.py).
-    cache["product_records"] = {row["product_slug"]: record(row) for row in snapshot.tables["products"]}
-    cache["page_records"] = {row["path"]: record(row) for row in snapshot.tables["pages"]}
-    cache["products"] = encode(products(snapshot, list(cache["product_records"].values())))
-    cache["recommendations"] = encode(recommendations(snapshot))
-    cache["answers"] = encode(answers(snapshot))
-    cache["content"] = encode(content(snapshot))
-    cache["capabilities"] = encode(capabilities(snapshot, base_url))
-    cache["press_kit"] = encode(press_kit(snapshot))
-    cache["dataset"] = encode(dataset(snapshot, base_url))
-    cache["pages"] = page_documents(snapshot, cache["page_records"])
-    cache["changes"] = change_items(snapshot)
-    cache["change_times"] = sorted(change["changed_at"] for change in cache["changes"])
-    cache["claims"] = b"".join(orjson.dumps(record(row)) + b"\n" for row in snapshot.tables["claims"])
-    cache["llms_full"] = "\n\n---\n\n".join(row["document"] for row in snapshot.tables["corpus_documents"]).encode()
-    for name in FIXED_DOCUMENTS:  # gzipped now, off the event loop, for the clients that ask
-        compressed(snapshot, cache[name], name)

@@ -39,12 +39,10 @@ def accepts_gzip(request: Request) -> bool:
 
 
 @functools.lru_cache(maxsize=256)  # clients send a handful of distinct Accept-Encoding values
-def gzip_accepted(header: str | None) -> bool:
-    """Whether an Accept-Encoding value allows gzip."""
-    if not header:
-        return False
+def coding_weights(header: str | None) -> dict[str, float]:
+    """The q-value of each content coding an Accept-Encoding value names."""
     weights: dict[str, float] = {}
-    for item in header.lower().split(","):
+    for item in (header or "").lower().split(","):
         coding, *parameters = (part.strip() for part in item.split(";"))
         weight = 1.0
         for parameter in parameters:
@@ -54,9 +52,36 @@ def gzip_accepted(header: str | None) -> bool:
                     weight = float(value)
                 except ValueError:
                     weight = 0.0
-        weights[coding] = weight
-    weight = weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0)))
-    return weight > 0
+        if coding:
+            weights[coding] = weight
+    return weights
+
+
+def gzip_accepted(header: str | None) -> bool:
+    """Whether an Accept-Encoding value allows gzip."""
+    weights = coding_weights(header)
+    return weights.get("gzip", weights.get("x-gzip", weights.get("*", 0.0))) > 0
+
+
+@functools.lru_cache(maxsize=1024)
+def negotiate(header: str | None, available: tuple[str, ...]) -> str:
+    """The coding to send: of the ``available`` ones (best first), the one the client weighs
+    highest; identity, when not refused, ranks below any coding the client accepts."""
+    weights = coding_weights(header)
+    wildcard = weights.get("*")
+    best, best_weight = "identity", 0.0
+    for coding in available:
+        if coding in weights:
+            weight = weights[coding]
+        elif coding == "gzip" and "x-gzip" in weights:
+            weight = weights["x-gzip"]
+        elif coding == "identity":
+            weight = 0.0 if wildcard == 0 else 0.001
+        else:
+            weight = wildcard or 0.0
+        if weight > best_weight:
+            best, best_weight = coding, weight
+    return best
 
 
 def etag_for(request: Request, snapshot: Snapshot, vary_language: bool = False, gzipped: bool = False) -> str:
@@ -74,14 +99,15 @@ def etag_for(request: Request, snapshot: Snapshot, vary_language: bool = False, 
     return f'"{digest}-gzip"' if gzipped else f'"{digest}"'
 
 
-def _matches(if_none_match: str, etag: str) -> bool:
+def etag_matches(if_none_match: str, etag: str) -> bool:
     candidates = [c.strip() for c in if_none_match.split(",")]
     return any(c == "*" or c.removeprefix("W/") == etag for c in candidates)
 
 
 # What a 304 carries of its 200's headers: the validator and what caches key and keep it by.
 REVALIDATION_HEADERS = frozenset(
-    name.lower().encode("latin-1") for name in ("ETag", "Cache-Control", "X-Dataset-Version", "Vary", *CORS_HEADERS)
+    name.lower().encode("latin-1")
+    for name in ("ETag", "Cache-Control", "X-Dataset-Version", "Vary", "Accept-Ranges", *CORS_HEADERS)
 )
 
 
@@ -96,7 +122,7 @@ def cache_headers(snapshot: Snapshot, etag: str, vary_language: bool = False) ->
 
 
 def not_modified(request: Request, snapshot: Snapshot, etag: str, vary_language: bool = False) -> Response | None:
-    if _matches(request.headers.get("if-none-match", ""), etag):
+    if etag_matches(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=cache_headers(snapshot, etag, vary_language))
     return None
 
@@ -250,7 +276,7 @@ class Replayed:
         kept = snapshot.cache.get("responses", {}).get(self.key(scope, gzip_accepted(accept_encoding)))
         if kept is None:
             await self.answer_afresh(scope, receive, send)
-        elif if_none_match and _matches(if_none_match, kept.etag):
+        elif if_none_match and etag_matches(if_none_match, kept.etag):
             await send({"type": "http.response.start", "status": 304, "headers": kept.not_modified_headers})
             await send({"type": "http.response.body", "body": b""})
         else:

@@ -584,11 +584,14 @@ SCHEMAS["Dataset"] = obj(
                 {
                     "@type": string("schema.org type.", enum=["DataDownload"]),
                     "name": string("What the download holds."),
-                    "contentUrl": url("Where to download it."),
+                    "contentUrl": url("Where to download it: the release's immutable address."),
                     "encodingFormat": string("Media type."),
+                    "contentSize": string("Size in bytes, e.g. '1048576 B'.", pattern=r"^\d+ B$"),
+                    "sha256": string("sha256 of the file, hex.", pattern="^[0-9a-f]{64}$"),
                 }
             ),
-            "Every export.",
+            "Every file of the release a researcher downloads: each published table as Parquet, the "
+            "bench measurements also as CSV and JSON lines, and the collections.",
         ),
         "variableMeasured": array(
             obj(

@@ -20,6 +20,7 @@ TITLES = {
     413: "Upload too large",
     414: "URI too long",
     415: "Unsupported file type",
+    416: "Range not satisfiable",
     422: "Invalid bench sheet",
     431: "Request header fields too large",
     500: "Internal error",
@@ -31,12 +32,20 @@ TITLES = {
 class ProblemError(Exception):
     """An error to return as problem+json; ``errors`` names each bad parameter."""
 
-    def __init__(self, status: int, detail: str, errors: list[dict[str, str]] | None = None, slug: str | None = None):
+    def __init__(
+        self,
+        status: int,
+        detail: str,
+        errors: list[dict[str, str]] | None = None,
+        slug: str | None = None,
+        headers: dict[str, str] | None = None,
+    ):
         super().__init__(detail)
         self.status = status
         self.detail = detail
         self.errors = errors or []
         self.slug = slug or {400: "invalid-parameter", 404: "not-found"}.get(status, "error")
+        self.headers = headers or {}
 
 
 def problem_body(status: int, detail: str, slug: str | None = None, instance: str | None = None) -> dict[str, Any]:
@@ -53,7 +62,12 @@ def problem_body(status: int, detail: str, slug: str | None = None, instance: st
 
 
 def problem_response(
-    request: Request, status: int, detail: str, errors: list[dict[str, str]] | None = None, slug: str | None = None
+    request: Request,
+    status: int,
+    detail: str,
+    errors: list[dict[str, str]] | None = None,
+    slug: str | None = None,
+    extra_headers: dict[str, str] | None = None,
 ) -> Response:
     instance = request.url.path + (f"?{request.url.query}" if request.url.query else "")
     body = problem_body(status, detail, slug, instance)
@@ -64,12 +78,13 @@ def problem_response(
         headers["Allow"] = "GET, HEAD, OPTIONS"
     if status == 401:
         headers["WWW-Authenticate"] = 'Bearer realm="reuse-data intake"'
+    headers.update(extra_headers or {})
     return Response(orjson.dumps(body), status_code=status, media_type="application/problem+json", headers=headers)
 
 
 async def handle_problem(request: Request, error: Exception) -> Response:
     assert isinstance(error, ProblemError)
-    return problem_response(request, error.status, error.detail, error.errors, error.slug)
+    return problem_response(request, error.status, error.detail, error.errors, error.slug, error.headers)
 
 
 async def handle_http_exception(request: Request, error: Exception) -> Response:

@@ -72,7 +72,7 @@ async def ask(request: Request) -> Response:
     if answer is None:
         language = choose_language(request, question)
         # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
-        found = await run_in_threadpool(answer_for, snapshot, request.app.state.base_url, question, limit, language)
+        found = await run_in_threadpool(answer_for, snapshot, snapshot.base_url, question, limit, language)
         answer = snapshot.remembered("ask_answers", asked, lambda: found, ANSWERS_KEPT)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
     return cached(request, snapshot, encode(body), vary_language=True)

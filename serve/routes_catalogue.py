@@ -1,4 +1,5 @@
-"""Routes whose bodies are fixed per snapshot: collections, descriptors, claims, full text."""
+"""Routes answered from the release's files: the fixed documents, the distributions, and every
+file of a release at its versioned, immutable address."""
 
 from __future__ import annotations
 
@@ -6,31 +7,44 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from serve.http_cache import JSON, Replayed, cached
+from serve.release import DOWNLOADS_DIR, RELEASES_PREFIX
+from serve.release_responses import release_file
 
-NDJSON = "application/x-ndjson"
-TEXT = "text/plain; charset=utf-8"
+# The documents served at their own address, from the current release's file of the same path.
+FIXED_DOCUMENTS = (
+    "/api/public/products.json",
+    "/api/public/recommendations.json",
+    "/api/public/answers.json",
+    "/api/public/content.json",
+    "/api/public/capabilities.json",
+    "/api/public/dataset.json",
+    "/api/public/press-kit.json",
+    "/api/public/claims.jsonl",
+    "/api/public/openapi.json",
+    "/llms-full.txt",
+)
 
 
-def _document(name: str, media_type: str = JSON) -> Replayed:
-    """An endpoint serving the body precomputed under ``name`` for the current snapshot."""
-
-    async def endpoint(request: Request) -> Response:
-        snapshot = request.app.state.snapshots.current
-        return cached(request, snapshot, snapshot.cache[name], media_type, key=name)
-
-    endpoint.__name__ = name
-    return Replayed(endpoint)
+async def current_file(request: Request) -> Response:
+    """The current release's file at the request's path (short-lived: it changes with each release)."""
+    release = request.app.state.snapshots.current.files
+    return release_file(request, release, request.scope["path"].lstrip("/"))
 
 
-routes = [
-    Route("/api/public/products.json", _document("products"), methods=["GET"]),
-    Route("/api/public/recommendations.json", _document("recommendations"), methods=["GET"]),
-    Route("/api/public/answers.json", _document("answers"), methods=["GET"]),
-    Route("/api/public/content.json", _document("content"), methods=["GET"]),
-    Route("/api/public/capabilities.json", _document("capabilities"), methods=["GET"]),
-    Route("/api/public/dataset.json", _document("dataset"), methods=["GET"]),
-    Route("/api/public/press-kit.json", _document("press_kit"), methods=["GET"]),
-    Route("/api/public/claims.jsonl", _document("claims", NDJSON), methods=["GET"]),
-    Route("/llms-full.txt", _document("llms_full", TEXT), methods=["GET"]),
+async def download(request: Request) -> Response:
+    release = request.app.state.snapshots.current.files
+    return release_file(request, release, f"{DOWNLOADS_DIR}/{request.path_params['name']}")
+
+
+async def versioned_file(request: Request) -> Response:
+    """A file of a given release, at an address that never changes what it answers."""
+    release = request.app.state.snapshots.release(request.path_params["version"])
+    return release_file(request, release, request.path_params["path"], immutable=True)
+
+
+routes = [Route(path, current_file, methods=["GET"], name=path) for path in FIXED_DOCUMENTS]
+# With path parameters: listed after every fixed-path route (serve.routing indexes those).
+file_routes = [
+    Route(f"/{DOWNLOADS_DIR}/{{name}}", download, methods=["GET"]),
+    Route(RELEASES_PREFIX + "{version}/{path:path}", versioned_file, methods=["GET"]),
 ]

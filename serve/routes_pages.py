@@ -1,8 +1,7 @@
-"""page.json and changes.json: lookups into the snapshot's page records and change log."""
+"""page.json and changes.json: a page's record read from the release's pack, the change log by query."""
 
 from __future__ import annotations
 
-import bisect
 import datetime as dt
 
 from starlette.requests import Request
@@ -10,8 +9,8 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from serve import params
-from serve.documents import USAGE, encode, envelope, iso_ms
-from serve.http_cache import Replayed, cached
+from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
+from serve.http_cache import CACHE_CONTROL, CORS_HEADERS, JSON, Replayed, accepts_gzip, cached, etag_matches
 from serve.openapi import MAX_PATH_LENGTH
 from serve.problems import ProblemError
 from serve.snapshot import Snapshot
@@ -19,19 +18,37 @@ from serve.snapshot import Snapshot
 
 async def page(request: Request) -> Response:
     path = params.required_text(request, "path", MAX_PATH_LENGTH)
-    snapshot = request.app.state.snapshots.current
-    document = snapshot.cache["pages"].get(path)
-    if document is None:
+    release = request.app.state.snapshots.current.files
+    record = release.pages.get(path)
+    if record is None:
         raise ProblemError(
             404,
             f"No structured record for the path {path!r}. Page paths look like "
             "/guides/start-here; changes.json lists every one.",
             slug="no-page-record",
         )
-    return cached(request, snapshot, document, key=f"page:{path}")
+    gzipped = accepts_gzip(request)
+    etag = record.etag[:-1] + '-gzip"' if gzipped else record.etag
+    headers = {
+        "ETag": etag,
+        "Cache-Control": CACHE_CONTROL,
+        "X-Dataset-Version": release.version,
+        "Vary": "Accept-Encoding",
+        **CORS_HEADERS,
+    }
+    if etag_matches(request.headers.get("if-none-match", ""), etag):
+        return Response(status_code=304, headers=headers)
+    if gzipped:
+        headers["Content-Encoding"] = "gzip"
+    return Response(release.page(path, gzipped), media_type=JSON, headers=headers)
 
 
-CHANGE_DOCUMENTS_KEPT = 64  # per snapshot: distinct `since` values whose documents (the size of the log) are kept
+CHANGE_DOCUMENTS_KEPT = 64  # per snapshot: distinct `since` values whose documents are kept
+CHANGES_SQL = (
+    f"SELECT {', '.join(CHANGE_FIELDS)} FROM changes WHERE $since IS NULL OR changed_at > $since "
+    "ORDER BY changed_at DESC, url"
+)
+LATEST_CHANGE_SQL = "SELECT max(changed_at) AS latest FROM changes"
 
 
 async def changes(request: Request) -> Response:
@@ -40,36 +57,30 @@ async def changes(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
     # Crawlers poll with the same few `since` values: each document is built once per snapshot.
     body = snapshot.remembered(
-        "change_documents",
-        raw_since,
-        lambda: change_document(snapshot, request.app.state.base_url, since, raw_since),
-        CHANGE_DOCUMENTS_KEPT,
+        "change_documents", raw_since, lambda: change_document(snapshot, since, raw_since), CHANGE_DOCUMENTS_KEPT
     )
     return cached(request, snapshot, body)
 
 
-def change_document(snapshot: Snapshot, base_url: str, since: dt.datetime | None, raw_since: str | None) -> bytes:
+def change_document(snapshot: Snapshot, since: dt.datetime | None, raw_since: str | None) -> bytes:
     """changes.json for one ``since``: the changes after it, newest first."""
-    everything = snapshot.cache["changes"]  # newest first
-    # The same times oldest first; ISO 8601 UTC with milliseconds, so text order is time order.
-    times = snapshot.cache["change_times"]
-    after = len(everything) if since is None else len(times) - bisect.bisect_right(times, iso_ms(since))
-    selected = everything[:after]
+    selected = change_items(snapshot.query(CHANGES_SQL, {"since": since}))
+    latest = snapshot.query(LATEST_CHANGE_SQL)[0]["latest"]
     return encode(
         {
             **envelope(snapshot, USAGE["changes"]),
             "since": raw_since,
-            "latest_change": everything[0]["changed_at"] if everything else None,
+            "latest_change": plain(latest),
             "total_changed": len(selected),
             "returned": len(selected),
             "changes": selected,
-            "full_corpus": f"{base_url}/llms-full.txt",
-            "claims": f"{base_url}/api/public/claims.jsonl",
+            "full_corpus": f"{snapshot.base_url}/llms-full.txt",
+            "claims": f"{snapshot.base_url}/api/public/claims.jsonl",
         }
     )
 
 
 routes = [
-    Route("/api/public/page.json", Replayed(page), methods=["GET"]),
+    Route("/api/public/page.json", page, methods=["GET"]),
     Route("/api/public/changes.json", Replayed(changes), methods=["GET"]),
 ]

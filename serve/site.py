@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+import orjson
 from jinja2 import Environment, FileSystemLoader, select_autoescape
 from markdown_it import MarkdownIt
 from markupsafe import Markup
@@ -27,12 +28,16 @@ from serve import documents
 from serve.http_cache import cached
 from serve.routes_ask import FALLBACK_PATH
 from serve.snapshot import Snapshot
+from warehouse.contract import PRIVATE_COLUMNS
 
 HTML = "text/html; charset=utf-8"
 SECTIONS = ("guides", "comparisons", "reviews", "products", "journal")
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 PAGES_KEPT = 20_000  # rendered pages per snapshot (one per page and language asked for)
-LATEST_CHANGES = 12  # listed on the hub
+LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
+    f"SELECT {', '.join(documents.CHANGE_FIELDS)} FROM changes ORDER BY changed_at DESC, url LIMIT 12"
+)
+PRODUCT_SQL = f"SELECT * EXCLUDE ({', '.join(PRIVATE_COLUMNS['products'])}) FROM products WHERE product_slug = ?"
 TEMPLATES = Environment(
     loader=FileSystemLoader(TEMPLATES_DIR),
     autoescape=select_autoescape(["html"]),
@@ -68,8 +73,7 @@ def json_ld(page: dict[str, Any], snapshot: Snapshot, lang: str) -> list[dict[st
     url = language_url(page["canonical_url"], lang)
     answer = translated(page["answer"], lang)
     blocks: list[dict[str, Any]] = []
-    products = snapshot.cache["product_records"]
-    product = products.get(page["product_slugs"][0]) if page["product_slugs"] else None
+    product = product_record(snapshot, page["product_slugs"][0]) if page["product_slugs"] else None
     if page["page_type"] in ("product", "review") and product is not None:
         item: dict[str, Any] = {
             "@context": "https://schema.org",
@@ -149,9 +153,21 @@ def language_row(snapshot: Snapshot, code: str) -> dict[str, Any] | None:
     return next((row for row in languages(snapshot) if row["code"] == code), None)
 
 
-def render_page(snapshot: Snapshot, base_url: str, path: str, lang: str) -> bytes:
+def product_record(snapshot: Snapshot, slug: str) -> dict[str, Any] | None:
+    """The product record of ``slug`` as products.json lists it, or None."""
+    rows = snapshot.query(PRODUCT_SQL, [slug])
+    return documents.record(rows[0]) if rows else None
+
+
+def page_record(snapshot: Snapshot, path: str) -> dict[str, Any]:
+    """The page record at ``path``, read from the release's pack of page.json documents."""
+    return orjson.loads(snapshot.files.page(path, gzipped=False))["page"]
+
+
+def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
     """The HTML of the page record at ``path`` in ``lang``."""
-    page = snapshot.cache["page_records"][path]
+    base_url = snapshot.base_url
+    page = page_record(snapshot, path)
     alternates = [
         {"hreflang": row["hreflang"], "href": language_url(page["canonical_url"], row["code"])}
         for row in languages(snapshot)
@@ -198,15 +214,16 @@ def hub_context(snapshot: Snapshot, lang: str) -> dict[str, Any]:
             }
             for row in snapshot.tables["recommendations"]
         ],
-        "latest": snapshot.cache["changes"][:LATEST_CHANGES],
+        "latest": documents.change_items(snapshot.query(LATEST_CHANGES_SQL)),
     }
 
 
-def render_api_guide(snapshot: Snapshot, base_url: str) -> bytes:
+def render_api_guide(snapshot: Snapshot) -> bytes:
     """``/``: the API for a developer arriving from a search engine: every operation with a live
     example, the licence and attribution rules, and the dataset citation."""
-    capabilities = documents.capabilities(snapshot, base_url)
-    dataset = documents.dataset(snapshot, base_url)
+    base_url = snapshot.base_url
+    capabilities = orjson.loads((snapshot.files.folder / "api/public/capabilities.json").read_bytes())
+    dataset = orjson.loads((snapshot.files.folder / "api/public/dataset.json").read_bytes())
     return (
         TEMPLATES.get_template("api_guide.html")
         .render(
@@ -228,12 +245,12 @@ def render_api_guide(snapshot: Snapshot, base_url: str) -> bytes:
 
 
 async def api_guide(request: Request) -> Response:
-    snapshot, base_url = request.app.state.snapshots.current, request.app.state.base_url
-    body = snapshot.remembered("html", "/", lambda: render_api_guide(snapshot, base_url), PAGES_KEPT)
+    snapshot = request.app.state.snapshots.current
+    body = snapshot.remembered("html", "/", lambda: render_api_guide(snapshot), PAGES_KEPT)
     return cached(request, snapshot, body, media_type=HTML, key="html:/")
 
 
-def render_refusal(snapshot: Snapshot, base_url: str, lang: str | None) -> bytes:
+def render_refusal(snapshot: Snapshot, lang: str | None) -> bytes:
     """The page for an unknown path (in ``lang``), or for a ``lang`` that is not one of the six (None)."""
     shown = lang or DEFAULT_LANGUAGE
     codes = ", ".join(row["code"] for row in languages(snapshot))
@@ -245,7 +262,7 @@ def render_refusal(snapshot: Snapshot, base_url: str, lang: str | None) -> bytes
             language=language_row(snapshot, shown),
             labels=LABELS[shown],
             publisher=snapshot.publisher,
-            hub=language_url(base_url + FALLBACK_PATH, shown),
+            hub=language_url(snapshot.base_url + FALLBACK_PATH, shown),
         )
         .encode("utf-8")
     )
@@ -258,14 +275,14 @@ def requested_language(request: Request, snapshot: Snapshot) -> str | None:
 
 
 async def site_page(request: Request, section: str) -> Response:
-    snapshot, base_url = request.app.state.snapshots.current, request.app.state.base_url
+    snapshot = request.app.state.snapshots.current
     path = f"/{section}/{request.path_params.get('slug', '')}"
     lang = requested_language(request, snapshot)
-    if lang is None or path not in snapshot.cache["page_records"]:
+    if lang is None or path not in snapshot.files.pages:
         status = 404 if lang is not None else 400
-        body = render_refusal(snapshot, base_url, lang)
+        body = render_refusal(snapshot, lang)
         return Response(body, status, media_type=HTML, headers={"Cache-Control": "no-store"})
-    body = snapshot.remembered("html", (path, lang), lambda: render_page(snapshot, base_url, path, lang), PAGES_KEPT)
+    body = snapshot.remembered("html", (path, lang), lambda: render_page(snapshot, path, lang), PAGES_KEPT)
     return cached(request, snapshot, body, media_type=HTML, key=f"html:{lang}:{path}")
 
 

@@ -1,4 +1,4 @@
-"""The snapshot a server answers from: loaded once, precomputed, swapped whole when a new one lands.
+"""The release a server answers from: checked and loaded once, swapped whole when a new one lands.
 
 A request takes ``holder.current`` once and answers from that object only, so no response
 mixes two snapshots. A watcher polls ``CURRENT``; a new version is loaded and precomputed
@@ -18,7 +18,9 @@ from typing import Any, TypeVar
 import duckdb
 
 from serve.problems import ProblemError
-from warehouse.snapshots import current_version, open_snapshot, snapshot_path
+from serve.release import Release
+from warehouse.contract import PRIVATE_COLUMNS
+from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 
 log = logging.getLogger("reuse_data.serve")
 T = TypeVar("T")
@@ -39,13 +41,16 @@ def read_tables(path: Path, queries: dict[str, str]) -> dict[str, list[dict[str,
 
 @dataclass
 class Snapshot:
-    """One published snapshot in memory: its tables as records, plus a connection for streaming."""
+    """One published release as the server holds it: its small tables as records, a connection
+    for queries and streaming, and the release's files (``release``; None while publishing)."""
 
     version: str
     path: Path
     published_at: dt.datetime
+    base_url: str
     tables: dict[str, list[dict[str, Any]]]
     connection: duckdb.DuckDBPyConnection
+    release: Release | None = None
     cache: dict[str, Any] = field(default_factory=dict)
 
     @property
@@ -56,9 +61,26 @@ class Snapshot:
     def statistics(self) -> dict[str, Any]:
         return self.tables["dataset_statistics"][0]
 
+    @property
+    def files(self) -> Release:
+        """The release's files; only a served snapshot has them."""
+        if self.release is None:
+            raise RuntimeError(f"snapshot {self.version} is being published: it has no release files yet")
+        return self.release
+
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of its own for one request (DuckDB connections are not shared across threads)."""
         return self.connection.cursor()
+
+    def query(self, sql: str, parameters: list[Any] | dict[str, Any] | None = None) -> list[dict[str, Any]]:
+        """Rows of ``sql`` on this snapshot as dicts, on a cursor of their own."""
+        cursor = self.cursor()
+        try:
+            cursor.execute(sql, parameters or [])
+            names = [d[0] for d in cursor.description]
+            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        finally:
+            cursor.close()
 
     def recall(self, memo: str, key: Hashable) -> Any:
         """What ``remembered`` keeps for ``key`` in the memo named ``memo``, or None."""
@@ -77,8 +99,12 @@ class Snapshot:
         return value
 
 
-IN_MEMORY_TABLES = {
-    "products": "SELECT * EXCLUDE (record_hash) FROM products ORDER BY category_slug, product_slug",
+# Every table a release's documents are built from, in the order they list it. Publish reads
+# them all; a server keeps only ``SERVED_TABLES`` (small: they grow with the editorial
+# library, not with the catalogue), and reads the others from the release's files or by query.
+TABLE_QUERIES = {
+    "products": f"SELECT * EXCLUDE ({', '.join(PRIVATE_COLUMNS['products'])}) FROM products "
+    "ORDER BY category_slug, product_slug",
     "recommendations": "SELECT * FROM recommendations ORDER BY position",
     "answers": "SELECT * FROM answers ORDER BY position",
     "content": "SELECT * FROM content ORDER BY section, slug",
@@ -93,23 +119,50 @@ IN_MEMORY_TABLES = {
     "languages": "SELECT * FROM languages ORDER BY position",
     "dataset_statistics": "SELECT * FROM dataset_statistics",
 }
+SERVED_TABLES = (
+    "recommendations",
+    "answers",
+    "categories",
+    "protocols",
+    "people",
+    "publisher",
+    "languages",
+    "dataset_statistics",
+)
+SNAPSHOT_INFO_QUERY = "SELECT version, published_at, base_url FROM snapshot_info"
+
+
+def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snapshot:
+    """The snapshot file at ``path`` with ``tables`` read; its version is the release's when it has one."""
+    # Streaming reads are small pages in stream order: DuckDB's own worker threads would not
+    # speed them up, and each keeps memory of its own.
+    connection = duckdb.connect(str(path), read_only=True, config={"threads": 1})
+    try:
+        info = rows_of(connection, SNAPSHOT_INFO_QUERY)[0]
+        records = {name: rows_of(connection, TABLE_QUERIES[name]) for name in tables}
+    except BaseException:
+        connection.close()
+        raise
+    return Snapshot(
+        version=release.version if release else info["version"],
+        path=path.parent,
+        published_at=info["published_at"].astimezone(dt.UTC),
+        base_url=info["base_url"],
+        tables=records,
+        connection=connection,
+        release=release,
+    )
+
+
+def read_snapshot(path: Path) -> Snapshot:
+    """Every table of the snapshot file at ``path``, for writing its release's files at publish."""
+    return _open(path, tuple(TABLE_QUERIES), None)
 
 
 def load_snapshot(store: Path, version: str) -> Snapshot:
-    """Open a snapshot read-only and read the tables every response is built from."""
-    path = snapshot_path(store, version)
-    tables = read_tables(path, {**IN_MEMORY_TABLES, "snapshot_info": "SELECT published_at FROM snapshot_info"})
-    published_at = tables.pop("snapshot_info")[0]["published_at"]
-    # Streaming reads are small pages in stream order: DuckDB's own worker threads would not
-    # speed them up, and each keeps memory of its own.
-    streaming = duckdb.connect(str(path), read_only=True, config={"threads": 1})
-    return Snapshot(
-        version=version,
-        path=path,
-        published_at=published_at.astimezone(dt.UTC),
-        tables=tables,
-        connection=streaming,
-    )
+    """Open a published release, after checking every file against its manifest (ReleaseError if not)."""
+    release = Release.open(release_path(store, version))
+    return _open(release.folder / SNAPSHOT_FILE, SERVED_TABLES, release)
 
 
 class SnapshotHolder:
@@ -119,6 +172,7 @@ class SnapshotHolder:
         self.store = store
         self.prepare = prepare or (lambda snapshot: None)
         self._current: Snapshot | None = None
+        self._previous: Release | None = None  # its files stay at their versioned addresses a while
         self.unservable: str | None = None  # why the snapshot CURRENT names could not be loaded, if it could not
         self._unloadable: str | None = None  # that snapshot's version
 
@@ -131,6 +185,19 @@ class SnapshotHolder:
                 )
             raise ProblemError(503, "No snapshot is published yet: run `reuse-data build` first.", slug="no-snapshot")
         return self._current
+
+    def release(self, version: str) -> Release:
+        """The files of release ``version``: the one served, or the one served before it."""
+        for release in (self._current and self._current.release, self._previous):
+            if release is not None and release.version == version:
+                return release
+        served = self.current.version
+        raise ProblemError(
+            404,
+            f"This server holds the files of release {served}, not of {version!r}; "
+            f"dataset.json lists the current release's files under /releases/{served}/.",
+            slug="no-release",
+        )
 
     @property
     def ready(self) -> bool:
@@ -152,6 +219,7 @@ class SnapshotHolder:
         self.unservable = self._unloadable = None
         # The previous snapshot is not closed here: a response still streaming from it holds a
         # cursor of its own, and the snapshot (memory and file handle) goes when the last one ends.
+        self._previous = self._current and self._current.release
         self._current = snapshot
         log.info("serving snapshot %s", version)
         return True

@@ -21,6 +21,7 @@ ASK_TABLES = (ASK_VECTORS_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, ASK_EN
 PUBLISHED_TABLES: tuple[str, ...] = (
     "products",
     "bench_measurements",
+    "bench_readings",
     "recommendations",
     "answers",
     "content",
@@ -36,6 +37,15 @@ PUBLISHED_TABLES: tuple[str, ...] = (
     "languages",
     *ASK_TABLES,
 )
+
+# The tables a release offers whole as distributions (the ask engine's index is its own), and
+# the columns of them that are bookkeeping, never published.
+DISTRIBUTED_TABLES: tuple[str, ...] = tuple(t for t in PUBLISHED_TABLES if t not in ASK_TABLES)
+PRIVATE_COLUMNS: dict[str, tuple[str, ...]] = {
+    "products": ("record_hash",),
+    "recommendations": ("position",),
+    "answers": ("position",),
+}
 
 # Marts the publish checks read but do not copy into the snapshot.
 CHECKED_TABLES: tuple[str, ...] = (ASK_TEXTS_TABLE,)

@@ -1,10 +1,12 @@
-"""Published snapshots: immutable, versioned, read-only DuckDB files and the ``CURRENT`` pointer.
+"""Published releases: immutable, versioned folders, each a read-only DuckDB snapshot of the marts
+plus the files served from it, and the ``CURRENT`` pointer.
 
-Publishing writes the marts into a hidden staging file, makes it read-only, renames it into
-place and only then replaces ``CURRENT`` (itself written to a temporary file and renamed),
-so a reader sees either the old snapshot or the new one, never half of one. A publish that
-dies half-way leaves at most a ``.staging-*`` file, which the next publish removes. The last
-``keep`` snapshots are kept, and always the current one.
+Publishing fills a hidden staging folder (the snapshot, then the release's files, then the
+manifest that lists them all with their sha256), makes it read-only, renames it into place
+and only then replaces ``CURRENT`` (itself written to a temporary file and renamed), so a
+reader sees either the old release or the new one, never half of one. A publish that dies
+half-way leaves at most a ``.staging-*`` folder, which no reader takes for a release and the
+next publish removes. The last ``keep`` releases are kept, and always the current one.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ from __future__ import annotations
 import datetime as dt
 import os
 import re
+import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,10 +25,11 @@ import duckdb
 
 from reuse_data.durable_files import fsync_directory, replace_durably
 from warehouse.contract import MARTS_SCHEMA, PUBLISH_CHECKS, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE, STORED_ORDER
+from warehouse.manifest import MANIFEST_FILE, write_manifest
 
 CURRENT_FILE = "CURRENT"
 STAGING_PREFIX = ".staging-"
-SUFFIX = ".duckdb"
+SNAPSHOT_FILE = "snapshot.duckdb"  # inside the release folder
 DEFAULT_KEEP = 5
 _VERSION = re.compile(r"^\d{8}T\d{6}\d{3}Z$")
 
@@ -34,10 +38,14 @@ class SnapshotError(RuntimeError):
     """A snapshot operation that cannot be done, with what to do about it."""
 
 
+# Writes the release's served files into its staging folder, from the finished snapshot file.
+ReleaseWriter = Callable[[Path, Path], None]
+
+
 @dataclass(frozen=True)
 class SnapshotInfo:
     version: str
-    path: Path
+    path: Path  # the release folder
     published_at: dt.datetime
     size_bytes: int
     is_current: bool
@@ -50,10 +58,16 @@ def new_version(now: dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
 
 
-def snapshot_path(store: Path, version: str) -> Path:
+def release_path(store: Path, version: str) -> Path:
+    """The folder of the release ``version``."""
     if not _VERSION.match(version):
         raise SnapshotError(f"'{version}' is not a snapshot version (run `reuse-data snapshots list` to see them)")
-    return store / f"{version}{SUFFIX}"
+    return store / version
+
+
+def snapshot_path(store: Path, version: str) -> Path:
+    """The DuckDB snapshot file of the release ``version``."""
+    return release_path(store, version) / SNAPSHOT_FILE
 
 
 def _write_atomically(path: Path, text: str) -> None:
@@ -75,18 +89,42 @@ def current_path(store: Path) -> Path | None:
 
 
 def versions(store: Path) -> list[str]:
-    """Every complete snapshot in the store, oldest first."""
+    """Every complete release in the store (a version folder with its manifest), oldest first."""
     if not store.exists():
         return []
-    return sorted(p.stem for p in store.glob(f"*{SUFFIX}") if _VERSION.match(p.stem))
+    return sorted(p.name for p in store.iterdir() if _VERSION.match(p.name) and (p / MANIFEST_FILE).is_file())
+
+
+def _remove_tree(path: Path) -> None:
+    """Delete a release or staging folder, whose files and folders are read-only."""
+    for folder in [path, *(p for p in path.rglob("*") if p.is_dir())]:
+        os.chmod(folder, stat.S_IRWXU)
+    shutil.rmtree(path)
 
 
 def remove_stale_staging_files(store: Path) -> list[Path]:
     """Delete what an interrupted publish left behind."""
     stale = [p for p in store.glob(f"{STAGING_PREFIX}*")] if store.exists() else []
     for path in stale:
-        path.unlink(missing_ok=True)
+        if path.is_dir():
+            _remove_tree(path)
+        else:
+            path.unlink(missing_ok=True)
     return stale
+
+
+def _seal(folder: Path) -> None:
+    """Make every file and folder of a finished release read-only, and sync it to disk."""
+    for path in sorted(folder.rglob("*"), reverse=True):  # files before the folders holding them
+        if path.is_file():
+            os.chmod(path, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+            with path.open("rb") as handle:
+                os.fsync(handle.fileno())
+        else:
+            fsync_directory(path)
+            os.chmod(path, stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
+    fsync_directory(folder)
+    os.chmod(folder, stat.S_IRUSR | stat.S_IXUSR | stat.S_IRGRP | stat.S_IXGRP | stat.S_IROTH | stat.S_IXOTH)
 
 
 @contextmanager
@@ -124,45 +162,56 @@ def publish(
     keep: int = DEFAULT_KEEP,
     now: dt.datetime | None = None,
     inputs_fingerprint: str = "",
+    write_files: ReleaseWriter | None = None,
 ) -> SnapshotInfo:
-    """Copy the published marts of ``build_warehouse`` into a new snapshot and make it current."""
+    """Copy the published marts of ``build_warehouse`` into a new release and make it current.
+
+    ``write_files(folder, snapshot_file)`` adds the files served from the snapshot; the
+    manifest then lists every file of the folder. The base URL the marts were built with
+    (the ``publisher`` mart's ``base_url``) is recorded in the snapshot and the manifest.
+    """
     store.mkdir(parents=True, exist_ok=True)
     remove_stale_staging_files(store)
     published_at = (now or dt.datetime.now(dt.UTC)).astimezone(dt.UTC)
     version = new_version(published_at)
-    while snapshot_path(store, version).exists():  # two publishes within one millisecond
+    while release_path(store, version).exists():  # two publishes within one millisecond
         published_at += dt.timedelta(milliseconds=1)
         version = new_version(published_at)
-    final = snapshot_path(store, version)
-    staging = store / f"{STAGING_PREFIX}{version}{SUFFIX}"
+    final = release_path(store, version)
+    staging = store / f"{STAGING_PREFIX}{version}"
     try:
-        connection = duckdb.connect(str(staging))
+        staging.mkdir()
+        snapshot_file = staging / SNAPSHOT_FILE
+        connection = duckdb.connect(str(snapshot_file))
         try:
             # Attached under its own catalog name (the file's stem), so that a mart kept as a
             # view, whose SQL names that catalog, resolves here as it does in the warehouse.
             build = '"' + build_warehouse.stem.replace('"', '""') + '"'
             connection.execute(f"ATTACH {_sql_string(str(build_warehouse))} AS {build} (READ_ONLY)")
             refuse_incomplete(connection, f"{build}.{MARTS_SCHEMA}")
+            base_url = connection.execute(f"SELECT base_url FROM {build}.{MARTS_SCHEMA}.publisher").fetchone()[0]
             for table in PUBLISHED_TABLES:
                 order = f" ORDER BY {STORED_ORDER[table]}" if table in STORED_ORDER else ""
                 connection.execute(f'CREATE TABLE "{table}" AS SELECT * FROM {build}.{MARTS_SCHEMA}."{table}"{order}')
             connection.execute(
                 f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
-                "? AS inputs_fingerprint, ?::VARCHAR[] AS tables",
-                [version, published_at, inputs_fingerprint, list(PUBLISHED_TABLES)],
+                "? AS inputs_fingerprint, ?::VARCHAR[] AS tables, ? AS base_url",
+                [version, published_at, inputs_fingerprint, list(PUBLISHED_TABLES), base_url],
             )
             connection.execute(f"DETACH {build}")
             connection.execute("CHECKPOINT")
         finally:
             connection.close()
-        os.chmod(staging, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        with staging.open("rb") as handle:
-            os.fsync(handle.fileno())
+        os.chmod(snapshot_file, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+        if write_files is not None:
+            write_files(staging, snapshot_file)
+        write_manifest(staging, version, base_url, published_at.isoformat())
+        _seal(staging)
         os.replace(staging, final)
         fsync_directory(store)
     except BaseException:
-        staging.unlink(missing_ok=True)
-        Path(f"{staging}.wal").unlink(missing_ok=True)
+        if staging.exists():
+            _remove_tree(staging)
         raise
     _write_atomically(store / CURRENT_FILE, version + "\n")
     prune(store, keep)
@@ -175,19 +224,17 @@ def prune(store: Path, keep: int = DEFAULT_KEEP) -> list[str]:
     removed = []
     for version in versions(store)[:-keep] if keep > 0 else versions(store):
         if version != current:
-            path = snapshot_path(store, version)
-            os.chmod(path, stat.S_IRUSR | stat.S_IWUSR)
-            path.unlink()
+            _remove_tree(release_path(store, version))
             removed.append(version)
     return removed
 
 
 def describe(store: Path, version: str) -> SnapshotInfo:
-    path = snapshot_path(store, version)
-    if not path.exists():
+    folder = release_path(store, version)
+    if version not in versions(store):
         known = ", ".join(versions(store)) or "none"
         raise SnapshotError(f"no snapshot {version} in {store} (snapshots there: {known})")
-    with open_snapshot(path) as connection:
+    with open_snapshot(folder / SNAPSHOT_FILE) as connection:
         published_at = connection.execute(f"SELECT published_at FROM {SNAPSHOT_INFO_TABLE}").fetchone()[0]
         held = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
         # A snapshot published before a table joined the contract lacks it: counted as missing.
@@ -196,9 +243,9 @@ def describe(store: Path, version: str) -> SnapshotInfo:
         }
     return SnapshotInfo(
         version=version,
-        path=path,
+        path=folder,
         published_at=published_at,
-        size_bytes=path.stat().st_size,
+        size_bytes=sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()),
         is_current=current_version(store) == version,
         row_counts=counts,
     )

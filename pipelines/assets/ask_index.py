@@ -12,7 +12,7 @@ from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResul
 from pipelines.resources import WarehouseResource
 from serve.ask.index import AskIndex
 from serve.ask.stored_index import index_tables
-from serve.snapshot import IN_MEMORY_TABLES, rows_of
+from serve.snapshot import TABLE_QUERIES, rows_of
 from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, MARTS_SCHEMA
 
 SOURCES = ("recommendations", "answers", "categories")
@@ -39,7 +39,7 @@ def ask_lexical_index(context: AssetExecutionContext, warehouse: WarehouseResour
     started = time.perf_counter()
     with warehouse.connect() as connection:
         connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")  # the server's queries, on the marts
-        tables = {name: rows_of(connection, IN_MEMORY_TABLES[name]) for name in SOURCES}
+        tables = {name: rows_of(connection, TABLE_QUERIES[name]) for name in SOURCES}
     index = AskIndex.from_tables(tables["recommendations"], tables["answers"], tables["categories"])
     stored = index_tables(index)
     with warehouse.connect() as connection:

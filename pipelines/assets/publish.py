@@ -7,8 +7,8 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from pipelines.resources import WarehouseResource
 from reuse_data.intake_store import IntakeStore
 from reuse_data.settings import load_settings
+from serve.release_files import publish_release
 from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
-from warehouse.snapshots import publish
 
 RAW_FINGERPRINT_SQL = "SELECT DISTINCT _source_file, _source_sha256 FROM raw.{table} ORDER BY ALL"
 
@@ -42,12 +42,17 @@ def published_receipts(warehouse: WarehouseResource) -> dict[str, str]:
     key=AssetKey(["published", "snapshot"]),
     group_name="publish",
     deps=[AssetKey([MARTS_SCHEMA, table]) for table in PUBLISHED_TABLES],
-    description="Copies the published marts into a new read-only snapshot file and switches CURRENT to it.",
+    description=(
+        "Copies the published marts into a new read-only release (snapshot, documents, distributions, "
+        "manifest) and switches CURRENT to it."
+    ),
     kinds={"duckdb"},
 )
 def published_snapshot(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     settings = load_settings()
-    info = publish(settings.snapshots_dir, settings.warehouse_path, inputs_fingerprint=inputs_fingerprint(warehouse))
+    info = publish_release(
+        settings.snapshots_dir, settings.warehouse_path, inputs_fingerprint=inputs_fingerprint(warehouse)
+    )
     context.log.info(f"published snapshot {info.version} ({info.size_bytes / 1e6:.1f} MB)")
     # The intake's sensor stops asking for a build once each receipt's status is published.
     IntakeStore(settings.home).mark_published(published_receipts(warehouse))

@@ -83,7 +83,7 @@ def test_each_encoding_has_its_own_etag_and_revalidates(server: Server):
         "/api/public/press-kit.json?utm=x",
     ],
 )
-def test_a_replayed_answer_is_the_first_one_again_and_still_revalidates(server: Server, path: str):
+def test_an_answer_asked_again_is_the_same_and_still_revalidates(server: Server, path: str):
     per_response = {"date", "server"}
     for headers in ({}, {"Accept-Encoding": "gzip"}):
         first, again = server.get(path, headers), server.get(path, headers)

@@ -26,9 +26,10 @@ import pytest
 from starlette.routing import Route
 
 from benchmarks.harness import Server
-from serve import site
+from serve import routes_catalogue, site
 from serve.app import create_app
 from serve.openapi import OPERATIONS, Operation
+from serve.release import RELEASES_PREFIX
 from tests.api.conftest import BASE_URL
 from tests.conftest import PROJECT_ROOT
 
@@ -104,7 +105,9 @@ def example_request(operation: Operation) -> str:
 def test_every_route_is_documented_and_every_documented_path_is_a_route(document: dict[str, Any]):
     served = {route.path for route in create_app().routes if isinstance(route, Route)}
     pages = {route.path for route in site.routes(BASE_URL)}  # the HTML side, not the API
-    assert served - pages == set(document["paths"])
+    # The release's files by name: each is listed, with its size and sha256, by dataset.json.
+    files = {route.path for route in routes_catalogue.file_routes}
+    assert served - pages - files == set(document["paths"])
     assert document["openapi"] == "3.1.0" and document["info"]["version"] == "1.0.0"
     assert document["servers"] == [{"url": BASE_URL}]
     assert all(list(item) == ["get"] for item in document["paths"].values()), "every operation is a GET"
@@ -208,9 +211,10 @@ def test_every_url_the_api_emits_resolves(server: Server):
     bodies.append(server.get("/api/public/bench.jsonl?limit=20000").body.decode())
     text = "\n".join(bodies)
     urls = emitted_urls(text)
-    page_paths = {urlsplit(u).path for u in urls if not urlsplit(u).path.startswith(("/api/", "/llms"))}
+    served = ("/api/", "/llms", RELEASES_PREFIX)  # operations, and the release's files
+    page_paths = {urlsplit(u).path for u in urls if not urlsplit(u).path.startswith(served)}
     page_paths |= set(_MARKDOWN_LINK.findall(text))  # links inside Markdown bodies
-    api_urls = {u for u in urls if urlsplit(u).path.startswith(("/api/", "/llms"))}
+    api_urls = {u for u in urls if urlsplit(u).path.startswith(served)}
     assert len(page_paths) > 150 and len(api_urls) >= len(OPERATIONS)
     for path in sorted(page_paths):
         assert re.fullmatch(r"/(guides|comparisons|reviews|products|journal)/[a-z0-9-]+", path), path

@@ -18,6 +18,7 @@ from urllib.parse import quote
 
 import pytest
 import schemathesis
+import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -99,14 +100,17 @@ def test_schemathesis_finds_nothing_the_document_does_not_say(case, server: Serv
     case.call_and_validate(base_url=f"http://127.0.0.1:{server.port}")
 
 
+DECODERS = {"identity": bytes, "gzip": gzip.decompress, "zstd": zstandard.ZstdDecompressor().decompress}
+
+
 def assert_clear(reply: Reply, parameter: str) -> None:
     """A 2xx or 304 with a body that parses, or a 4xx problem+json that says what was wrong."""
     assert reply.status < 500, reply.body[:300]
     media_type = reply.headers.get("content-type", "")
     if reply.status < 400:
         if media_type.startswith("application/json"):
-            gzipped = reply.headers.get("content-encoding") == "gzip"
-            json.loads(gzip.decompress(reply.body) if gzipped else reply.body)
+            decode = DECODERS[reply.headers.get("content-encoding", "identity")]
+            json.loads(decode(reply.body))
         return
     assert media_type == "application/problem+json", (reply.status, reply.body[:300])
     problem = json.loads(reply.body)

@@ -10,6 +10,7 @@ header of another would show the wrong number.
 from __future__ import annotations
 
 import datetime as dt
+import json
 import re
 import shutil
 import threading
@@ -24,9 +25,11 @@ import pytest
 from benchmarks.harness import Reply, Server, copy_home, serving
 from serve.ask.engine import MissingTables
 from serve.problems import ProblemError
+from serve.release_files import publish_release
 from serve.routes_ask import prepare_ask
 from serve.snapshot import SnapshotHolder
-from warehouse.snapshots import SnapshotError, current_version, new_version, publish, rollback, snapshot_path
+from warehouse.manifest import MANIFEST_FILE, read_manifest, write_manifest
+from warehouse.snapshots import SNAPSHOT_FILE, SnapshotError, current_version, new_version, release_path, rollback
 
 HAMMERED = [  # every operation of the API, and the two corpus exports
     "/api/public/products.json",
@@ -52,7 +55,7 @@ MARKED_COLUMNS = {"changes": "title", "corpus_documents": "document"}  # besides
 
 @pytest.fixture
 def own_server(demo_home: Path, tmp_path: Path) -> Iterator[Server]:
-    with serving(copy_home(demo_home, tmp_path / "home")) as server:
+    with serving(copy_home(demo_home, tmp_path / "home"), log=tmp_path / "server.log") as server:
         yield server
 
 
@@ -94,7 +97,7 @@ def test_switches_under_load_fail_no_request_and_mix_no_response(own_server: Ser
     try:
         for switch in range(1, SWITCHES + 1):
             mark_warehouse(own_server.warehouse, switch)
-            published.append(publish(own_server.store, own_server.warehouse).version)
+            published.append(publish_release(own_server.store, own_server.warehouse).version)
             own_server.wait_for_version(published[-1])
     finally:
         stop.set()
@@ -128,20 +131,52 @@ def test_several_workers_serve_one_snapshot_and_all_switch(demo_home: Path, tmp_
         assert len(server.worker_pids()) == 2
         before = current_version(server.store)
         assert {server.get(HAMMERED[0]).headers["x-dataset-version"] for _ in range(20)} == {before}
-        after = publish(server.store, server.warehouse).version
+        after = publish_release(server.store, server.warehouse).version
         server.wait_for_version(after, consecutive=20)
 
 
+def copied_release(store: Path, version: str) -> tuple[str, Path]:
+    """A writable copy of release ``version`` under a newer version, and its folder (no manifest yet)."""
+    copy = new_version(dt.datetime.now(dt.UTC))
+    folder = release_path(store, copy)
+    shutil.copytree(release_path(store, version), folder)
+    for path in [folder, *folder.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    (folder / MANIFEST_FILE).unlink()
+    return copy, folder
+
+
 def without_ask_vectors(store: Path, version: str) -> str:
-    """A copy of snapshot ``version`` under a newer version, lacking its ask vectors (as one
-    published by an older reuse-data would)."""
-    broken = new_version(dt.datetime.now(dt.UTC))
-    path = snapshot_path(store, broken)
-    shutil.copyfile(snapshot_path(store, version), path)
-    path.chmod(0o644)
-    with duckdb.connect(str(path)) as connection:
+    """A copy of release ``version`` under a newer version, complete by its manifest but lacking
+    its ask vectors (as one published by an older reuse-data would)."""
+    broken, folder = copied_release(store, version)
+    with duckdb.connect(str(folder / SNAPSHOT_FILE)) as connection:
         connection.execute("DROP TABLE ask_vectors")
+    original = read_manifest(release_path(store, version))
+    write_manifest(folder, broken, original.base_url, original.published_at)
     return broken
+
+
+def test_a_release_with_a_missing_or_altered_file_is_refused_and_the_served_one_stays(own_server: Server):
+    store = own_server.store
+    served = current_version(store)
+    original = read_manifest(release_path(store, served))
+    for fault in ("altered", "missing"):
+        broken, folder = copied_release(store, served)
+        write_manifest(folder, broken, original.base_url, original.published_at)
+        if fault == "altered":  # same size, other bytes
+            products = folder / "api/public/products.json"
+            products.write_bytes(products.read_bytes().replace(b"products", b"PRODUCTS", 1))
+        else:
+            (folder / "api/public/downloads/claims.parquet").unlink()
+        (store / "CURRENT").write_text(broken + "\n", encoding="utf-8")
+        time.sleep(2.5)  # two polls of the watcher
+        reply = own_server.get("/api/public/products.json")
+        assert reply.status == 200 and reply.headers["x-dataset-version"] == served
+        assert json.loads(reply.body)["dataset_version"] == served
+    said = own_server.log.read_text()
+    assert "api/public/products.json differs from its sha256 in the manifest" in said
+    assert "api/public/downloads/claims.parquet is missing" in said
 
 
 def test_a_snapshot_the_server_cannot_use_is_refused_and_the_served_one_stays(own_server: Server):

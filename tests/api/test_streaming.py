@@ -20,8 +20,8 @@ import pytest
 from benchmarks.harness import Server, copy_home, inflate_bench, serving
 from benchmarks.load import peak_rss_growth
 from serve.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
+from serve.release_files import publish_release
 from serve.routes_bench import MAX_PAGE_ROWS, SEND_BYTES
-from warehouse.snapshots import publish
 
 COPIES = 120
 CLIENTS = 20
@@ -97,7 +97,7 @@ def test_a_stream_in_flight_finishes_on_its_own_snapshot_across_switches(big_ser
 
     reader = threading.Thread(target=slow_reader)
     reader.start()
-    published = [publish(big_server.store, big_server.warehouse).version for _ in range(3)]
+    published = [publish_release(big_server.store, big_server.warehouse).version for _ in range(3)]
     deadline = time.monotonic() + 20
     while big_server.get("/api/public/products.json").headers["x-dataset-version"] != published[-1]:
         assert time.monotonic() < deadline, "the server did not pick up the new snapshot"

@@ -33,7 +33,7 @@ from benchmarks.harness import edit_sheet_readings, start_build
 from pipelines.build import latest_materialization_metadata
 from reuse_data.settings import load_settings
 from tests.conftest import PROJECT_ROOT, copy_demo, run_cli
-from warehouse.snapshots import current_version, open_snapshot, versions
+from warehouse.snapshots import current_version, open_snapshot, snapshot_path, versions
 
 SEEDS = PROJECT_ROOT / "sql" / "seeds"
 EDITED_PRODUCT = "copperleaf-pouch-1000-ml"
@@ -49,7 +49,7 @@ class History:
     edited_sheets: list[Path]
 
     def snapshot(self, index: int) -> Path:
-        return self.home / "snapshots" / f"{self.versions[index]}.duckdb"
+        return snapshot_path(self.home / "snapshots", self.versions[index])
 
     def query(self, index: int, sql: str) -> list[tuple]:
         with open_snapshot(self.snapshot(index)) as connection:
@@ -480,7 +480,8 @@ def test_the_ask_vectors_embed_only_what_the_vector_cache_has_not_seen(history: 
     build(history.home, inputs)
 
     assert latest_materialization_metadata(dagster_home, ["marts", "ask_vectors"])["embedded"] == 1
-    with open_snapshot(history.home / "snapshots" / f"{current_version(history.home / 'snapshots')}.duckdb") as db:
+    store = history.home / "snapshots"
+    with open_snapshot(snapshot_path(store, current_version(store))) as db:
         rows = db.execute(
             "SELECT text_sha256, len(vector) FROM ask_vectors WHERE entry_id = 'general-03' AND field = 'question' "
             "AND language = 'en'"

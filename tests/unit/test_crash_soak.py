@@ -33,14 +33,15 @@ def test_the_phase_follows_the_builds_progress_lines():
 def test_leftovers_are_the_temporary_files_outside_dagsters_storage(tmp_path: Path):
     home = tmp_path / "home"
     left = [
-        "snapshots/.staging-20261123T170037320Z.duckdb",
+        "snapshots/.staging-20261123T170037320Z",
         "snapshots/.staging-CURRENT.4242",
         "warehouse/.bench-sheet-digests.json.staging",
         "warehouse/build.duckdb.wal",
         "warehouse/build.duckdb.tmp",
         "intake/sheets/.3f2a.9c1d.part",
     ]
-    kept = ["snapshots/20261123T170037320Z.duckdb", "snapshots/CURRENT", "warehouse/build.duckdb", "dagster/x.db-wal"]
+    kept = ["snapshots/20261123T170037320Z/snapshot.duckdb", "snapshots/CURRENT", "warehouse/build.duckdb"]
+    kept += ["dagster/x.db-wal"]
     kept += ["dagster/storage/.run.1234", "intake/sheets/3f2a.csv", "warehouse/bench-sheet-digests.json"]
     for name in left + kept:
         (home / name).parent.mkdir(parents=True, exist_ok=True)
@@ -57,6 +58,12 @@ def test_the_snapshot_after_a_kill_is_kept_new_or_an_error(tmp_path: Path):
     assert check_snapshot(home, before) == "new"
     (store / CURRENT_FILE).write_text("20991231T000000000Z\n")
     with pytest.raises(SystemExit, match="not a complete snapshot"):
+        check_snapshot(home, before)
+    (store / CURRENT_FILE).write_text(before + "\n")
+    (store / before / "manifest.json").chmod(0o644)
+    manifest = (store / before / "manifest.json").read_text()
+    (store / before / "manifest.json").write_text(manifest.replace('"size": ', '"size": 1', 1))
+    with pytest.raises(SystemExit, match=r"not whole: release .* snapshot.duckdb has"):
         check_snapshot(home, before)
 
 

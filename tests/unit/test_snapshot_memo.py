@@ -7,7 +7,7 @@ from serve.snapshot import Snapshot
 
 
 def test_a_value_is_built_once_and_the_oldest_goes_past_the_bound():
-    snapshot = Snapshot("v1", Path("v1.duckdb"), dt.datetime.now(dt.UTC), {}, connection=None)
+    snapshot = Snapshot("v1", Path("v1"), dt.datetime.now(dt.UTC), "http://127.0.0.1:8000", {}, connection=None)
     built: list[str] = []
 
     def build(key: str):

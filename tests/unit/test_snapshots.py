@@ -1,15 +1,19 @@
 """Published snapshots: atomic switch, read-only files, pruning, rollback, crash leftovers."""
 
 import datetime as dt
+import hashlib
 import os
+import shutil
 from pathlib import Path
 
 import duckdb
 import pytest
 
 from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, PUBLISHED_TABLES, STORED_ORDER
+from warehouse.manifest import ReleaseError, read_manifest, verify
 from warehouse.snapshots import (
     CURRENT_FILE,
+    SNAPSHOT_FILE,
     SnapshotError,
     current_version,
     list_snapshots,
@@ -17,12 +21,17 @@ from warehouse.snapshots import (
     prune,
     publish,
     rollback,
+    snapshot_path,
     versions,
 )
 
 # The columns the publish checks read, beside the marker: one recommendation and one library
 # answer, whose ask texts each have a vector.
-ENTRY_COLUMNS = {"recommendations": ", 'scenario' AS scenario_slug", "answers": ", 'answer' AS answer_id"}
+ENTRY_COLUMNS = {
+    "recommendations": ", 'scenario' AS scenario_slug",
+    "answers": ", 'answer' AS answer_id",
+    "publisher": ", 'https://data.example.org' AS base_url",
+}
 ASK_ROWS = "SELECT * FROM (VALUES ('scenario', 'question', 'en', 'sha-1'), ('answer', 'question', 'en', 'sha-2')) "
 ASK_COLUMNS = "AS t(entry_id, field, language, text_sha256)"
 
@@ -67,10 +76,15 @@ def test_publish_writes_a_read_only_snapshot_and_switches_current(tmp_path: Path
         ASK_VECTORS_TABLE: 2,
         ASK_ENTRY_ORDER_TABLE: 2,
     }
-    assert not os.access(info.path, os.W_OK) or os.geteuid() == 0  # root ignores modes
-    assert oct(info.path.stat().st_mode & 0o777) == "0o444"
-    with open_snapshot(info.path) as connection:
-        assert connection.execute("SELECT inputs_fingerprint FROM snapshot_info").fetchone() == ("abc",)
+    snapshot_file = info.path / SNAPSHOT_FILE
+    assert not os.access(snapshot_file, os.W_OK) or os.geteuid() == 0  # root ignores modes
+    assert oct(snapshot_file.stat().st_mode & 0o777) == "0o444"
+    assert oct(info.path.stat().st_mode & 0o777) == "0o555"
+    with open_snapshot(snapshot_file) as connection:
+        assert connection.execute("SELECT inputs_fingerprint, base_url FROM snapshot_info").fetchone() == (
+            "abc",
+            "https://data.example.org",
+        )
         with pytest.raises(duckdb.Error):
             connection.execute("CREATE TABLE x AS SELECT 1")
     assert [p.name for p in store.iterdir() if p.name.startswith(".")] == []
@@ -85,7 +99,7 @@ def test_a_mart_kept_as_a_view_is_published_as_a_table(tmp_path: Path):
         connection.execute('DROP TABLE marts."claims"')
         connection.execute('CREATE VIEW marts."claims" AS SELECT * FROM "lab-warehouse"."intermediate"."slots"')
     info = publish(tmp_path / "snapshots", build, now=at(0))
-    with open_snapshot(info.path) as connection:
+    with open_snapshot(info.path / SNAPSHOT_FILE) as connection:
         kind = connection.execute("SELECT table_type FROM information_schema.tables WHERE table_name = 'claims'")
         assert kind.fetchall() == [("BASE TABLE",)]
         assert connection.execute("SELECT marker, reading_ids FROM claims").fetchall() == [(3, ["a", "b"])]
@@ -115,7 +129,7 @@ def test_rollback_points_current_back_and_refuses_unknown_versions(tmp_path: Pat
     assert current_version(store) == second
     rollback(store, first)
     assert current_version(store) == first
-    with open_snapshot(store / f"{first}.duckdb") as connection:
+    with open_snapshot(snapshot_path(store, first)) as connection:
         assert connection.execute("SELECT marker FROM products").fetchone() == (1,)
     with pytest.raises(SnapshotError, match="no snapshot 20990101T000000000Z"):
         rollback(store, "20990101T000000000Z")
@@ -132,7 +146,7 @@ def test_a_failed_publish_leaves_the_published_snapshot_and_no_leftovers(tmp_pat
         publish(store, incomplete, now=at(1))
     assert current_version(store) == good
     assert versions(store) == [good]
-    assert sorted(p.name for p in store.iterdir()) == sorted([f"{good}.duckdb", CURRENT_FILE])
+    assert sorted(p.name for p in store.iterdir()) == sorted([good, CURRENT_FILE])
 
 
 def test_a_warehouse_without_its_ask_vectors_is_refused_at_publish(tmp_path: Path):
@@ -141,12 +155,53 @@ def test_a_warehouse_without_its_ask_vectors_is_refused_at_publish(tmp_path: Pat
     with pytest.raises(SnapshotError, match="nothing published: 2 ask texts without a vector"):
         publish(store, make_build_warehouse(tmp_path / "bad.duckdb", 2, vectors=False), now=at(1))
     assert current_version(store) == good and versions(store) == [good]
-    assert sorted(p.name for p in store.iterdir()) == sorted([f"{good}.duckdb", CURRENT_FILE])
+    assert sorted(p.name for p in store.iterdir()) == sorted([good, CURRENT_FILE])
 
 
 def test_leftovers_of_a_killed_publish_are_removed_by_the_next(tmp_path: Path):
     store = tmp_path / "snapshots"
     store.mkdir()
-    (store / ".staging-20261122T070000000Z.duckdb").write_bytes(b"half a file")
+    (store / ".staging-20261122T070000000Z").mkdir()
+    (store / ".staging-20261122T070000000Z" / SNAPSHOT_FILE).write_bytes(b"half a file")
+    assert versions(store) == []  # a staging folder is never taken for a release
     publish(store, make_build_warehouse(tmp_path / "b.duckdb", 1), now=at(0))
     assert not list(store.glob(".staging-*"))
+
+
+def test_the_manifest_lists_every_file_of_the_release_and_verification_names_what_differs(tmp_path: Path):
+    def write_files(folder: Path, snapshot_file: Path) -> None:
+        (folder / "api").mkdir()
+        (folder / "api" / "products.json").write_bytes(b'{"products": []}')
+
+    store = tmp_path / "snapshots"
+    info = publish(store, make_build_warehouse(tmp_path / "b.duckdb", 1), now=at(0), write_files=write_files)
+    manifest = read_manifest(info.path)
+    assert manifest.version == info.version and manifest.base_url == "https://data.example.org"
+    assert sorted(manifest.files) == ["api/products.json", SNAPSHOT_FILE]
+    listed = manifest.files["api/products.json"]
+    assert listed.size == 16 and listed.sha256 == hashlib.sha256(b'{"products": []}').hexdigest()
+    verify(info.path, manifest)  # as published: complete
+
+    altered = tmp_path / "altered"
+    shutil.copytree(info.path, altered)
+    (altered / "api" / "products.json").chmod(0o644)
+    (altered / "api" / "products.json").write_bytes(b'{"products": [1]}')
+    (altered / SNAPSHOT_FILE).chmod(0o644)
+    (altered / SNAPSHOT_FILE).unlink()
+    with pytest.raises(
+        ReleaseError, match=r"products.json has 17 bytes, the manifest says 16; snapshot.duckdb is miss"
+    ):
+        verify(altered, manifest)
+
+
+def test_a_publish_that_fails_while_writing_files_leaves_no_folder(tmp_path: Path):
+    def failing(folder: Path, snapshot_file: Path) -> None:
+        (folder / "half.json").write_bytes(b"{")
+        raise OSError("disk full")
+
+    store = tmp_path / "snapshots"
+    good = publish(store, make_build_warehouse(tmp_path / "good.duckdb", 1), now=at(0)).version
+    with pytest.raises(OSError, match="disk full"):
+        publish(store, make_build_warehouse(tmp_path / "b.duckdb", 2), now=at(1), write_files=failing)
+    assert current_version(store) == good
+    assert sorted(p.name for p in store.iterdir()) == sorted([good, CURRENT_FILE])

@@ -1,0 +1,237 @@
+"""Release serving at scale: a server's memory, its start and its pick-up of a new release, beside
+the server of the previous design on the same data, in the same run.
+
+For each size (bench readings; one product per ``READINGS_PER_PRODUCT`` of them, as
+``benchmarks.pipeline_scale``) the publisher is generated (kept under
+``$REUSE_DATA_HOME/bench/pipeline/`` and shared with that benchmark) and built into a fresh
+home. Then each of two servers, one uvicorn worker each, serves that build:
+
+- ours: `reuse-data serve` over the home's releases;
+- the baseline: the server as of ``BASELINE_COMMIT`` (every document held whole in memory,
+  with its gzip copy), checked out in a git worktree and serving the same snapshot file laid
+  out as it expects (``<version>.duckdb``).
+
+For each: the seconds from the process's start to its first 200 of ``products.json``; its
+resident memory then, and after each fixed document and a page were fetched once; then a new
+release is published (ours: the same marts published again, every file written; the
+baseline: the same file under a new version) and, from the moment ``CURRENT`` switches, the
+seconds until the server answers from the new version, the peak growth of its memory
+meanwhile (sampled every ``SAMPLE_SECONDS``) and the slowest ``page.json`` it answered meanwhile.
+
+Targets (at 100,000 products): resident memory under 250 MB; no more than +50 MB while a
+release is picked up; answering within 3 s of start; a new release served within 3 s of its
+publish.
+
+    python -m benchmarks.release_serving [--sizes 1M,10M] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import shutil
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from benchmarks.harness import free_port, home_environment, home_layout, process_tree_rss
+from benchmarks.pipeline_scale import READINGS_PER_PRODUCT, generated_inputs, parse_size, size_label
+from benchmarks.results import machine, markdown_table, record
+from reuse_data.settings import PROJECT_ROOT, load_settings
+from serve.release_files import publish_release
+from serve.routes_catalogue import FIXED_DOCUMENTS
+from warehouse.snapshots import current_version, new_version, snapshot_path
+
+# The last commit before releases: every document whole in memory (see RESULTS.md).
+BASELINE_COMMIT = "388730b"
+SAMPLE_SECONDS = 0.02
+PAGE = "/api/public/page.json?path=/guides/start-here"
+CLI = [sys.executable, "-m", "reuse_data.cli"]
+
+
+@dataclass
+class Served:
+    start_s: float
+    rss_started_mb: float
+    rss_warm_mb: float
+    pickup_s: float
+    pickup_growth_mb: float
+    slowest_page_ms: float
+
+
+def fetch(port: int, path: str) -> tuple[int, str, float]:
+    """Status, X-Dataset-Version and seconds of one GET (the body read whole)."""
+    started = time.perf_counter()
+    request = urllib.request.Request(f"http://127.0.0.1:{port}{path}", headers={"Accept-Encoding": "gzip"})
+    try:
+        with urllib.request.urlopen(request, timeout=120) as response:
+            response.read()
+            return response.status, response.headers.get("x-dataset-version", ""), time.perf_counter() - started
+    except OSError:
+        return 0, "", time.perf_counter() - started
+
+
+@contextmanager
+def server(argv: list[str], cwd: Path, env: dict[str, str], port: int) -> Iterator[tuple[subprocess.Popen, float]]:
+    """The server, and the seconds from its start to its first 200 of products.json."""
+    with tempfile.TemporaryFile() as output:
+        started = time.perf_counter()
+        process = subprocess.Popen(argv, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT)
+        try:
+            while fetch(port, "/api/public/products.json")[0] != 200:
+                if process.poll() is not None or time.perf_counter() - started > 600:
+                    output.seek(0)
+                    raise SystemExit(f"{' '.join(argv)} did not start: {output.read()[-2000:]!r}")
+                time.sleep(0.01)
+            yield process, time.perf_counter() - started
+        finally:
+            process.terminate()
+            process.wait(timeout=60)
+
+
+def measure(process: subprocess.Popen, start_s: float, port: int, publish: Callable[[], str]) -> Served:
+    mb = 1024 * 1024
+    rss_started = process_tree_rss(process.pid)
+    for path in (*FIXED_DOCUMENTS, PAGE):
+        fetch(port, path)
+    rss_warm = process_tree_rss(process.pid)
+    peak, stop = [rss_warm], threading.Event()
+
+    def sample() -> None:
+        while not stop.is_set():
+            peak[0] = max(peak[0], process_tree_rss(process.pid))
+            time.sleep(SAMPLE_SECONDS)
+
+    sampler = threading.Thread(target=sample)
+    sampler.start()
+    try:
+        version = publish()
+        switched = time.perf_counter()
+        slowest = 0.0
+        while True:
+            status, served, seconds = fetch(port, PAGE)
+            slowest = max(slowest, seconds)
+            if status == 200 and served == version:
+                break
+            if time.perf_counter() - switched > 600:
+                raise SystemExit(f"the server never served {version}")
+        pickup = time.perf_counter() - switched
+    finally:
+        stop.set()
+        sampler.join()
+    return Served(start_s, rss_started / mb, rss_warm / mb, pickup, (peak[0] - rss_warm) / mb, slowest * 1000)
+
+
+def baseline_checkout(work: Path) -> Path:
+    """A git worktree of ``BASELINE_COMMIT`` (made once)."""
+    tree = work / f"baseline-{BASELINE_COMMIT}"
+    if not (tree / "serve").exists():
+        shutil.rmtree(tree, ignore_errors=True)
+        subprocess.run(["git", "worktree", "prune"], cwd=PROJECT_ROOT, check=True)
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), BASELINE_COMMIT], cwd=PROJECT_ROOT, check=True)
+    return tree
+
+
+def run_size(folder: Path, readings: int) -> tuple[int, Served, Served]:
+    inputs = generated_inputs(folder, readings)
+    home = folder / f"release-home-{size_label(readings)}"
+    shutil.rmtree(home, ignore_errors=True)
+    env = {**home_environment(home, inputs)}
+    print(f"building {size_label(readings)} readings into {home} …", flush=True)
+    subprocess.run([*CLI, "build"], cwd=PROJECT_ROOT, env=env, check=True, stdout=subprocess.DEVNULL)
+    layout = home_layout(home)
+    store = layout.snapshots_dir
+
+    port = free_port()
+    argv = [*CLI, "serve", "--port", str(port)]
+    print("  ours …", flush=True)
+    with server(argv, PROJECT_ROOT, env, port) as (process, start_s):
+        ours = measure(process, start_s, port, lambda: publish_release(store, layout.warehouse_path).version)
+
+    old_home = folder / f"baseline-home-{size_label(readings)}"
+    shutil.rmtree(old_home, ignore_errors=True)
+    old_store = old_home / "snapshots"
+    old_store.mkdir(parents=True)
+    source = snapshot_path(store, current_version(store))
+
+    def place(version: str) -> str:
+        shutil.copyfile(source, old_store / f"{version}.duckdb")
+        (old_store / "CURRENT").write_text(version + "\n")
+        return version
+
+    place(new_version(dt.datetime.now(dt.UTC)))
+    tree = baseline_checkout(folder)
+    old_env = {**home_environment(old_home), "PYTHONPATH": str(tree)}
+    port = free_port()
+    print(f"  baseline ({BASELINE_COMMIT}) …", flush=True)
+    with server([*CLI, "serve", "--port", str(port)], tree, old_env, port) as (process, start_s):
+        baseline = measure(process, start_s, port, lambda: place(new_version(dt.datetime.now(dt.UTC))))
+    products = max(13, readings // READINGS_PER_PRODUCT)
+    return products, ours, baseline
+
+
+def report(runs: list[tuple[int, int, Served, Served]]) -> str:
+    header = [
+        "readings",
+        "products",
+        "server",
+        "start (s)",
+        "RSS started (MB)",
+        "RSS warm (MB)",
+        "pick-up (s)",
+        "pick-up growth (MB)",
+        "slowest page.json during pick-up (ms)",
+    ]
+    rows = []
+    for readings, products, ours, baseline in runs:
+        for name, served in (("ours", ours), (f"baseline {BASELINE_COMMIT}", baseline)):
+            rows.append(
+                [
+                    size_label(readings),
+                    products,
+                    name,
+                    f"{served.start_s:.2f}",
+                    f"{served.rss_started_mb:.0f}",
+                    f"{served.rss_warm_mb:.0f}",
+                    f"{served.pickup_s:.2f}",
+                    f"{served.pickup_growth_mb:+.0f}",
+                    f"{served.slowest_page_ms:.0f}",
+                ]
+            )
+    return markdown_table(header, rows, text_columns=3)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.release_serving",
+        description=__doc__.split("\n\n")[0],
+        epilog="Sizes accept k and M suffixes: 1M readings is 10,000 products, 10M is 100,000.",
+    )
+    parser.add_argument("--sizes", default="1M,10M", help="bench readings per run (default 1M,10M)")
+    parser.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
+    args = parser.parse_args(argv)
+    folder = load_settings().home / "bench" / "pipeline"
+    folder.mkdir(parents=True, exist_ok=True)
+    runs = []
+    for readings in sorted(parse_size(size) for size in args.sizes.split(",")):
+        products, ours, baseline = run_size(folder, readings)
+        runs.append((readings, products, ours, baseline))
+    body = (
+        f"Machine: {machine()}. Command: `python -m benchmarks.release_serving --sizes {args.sizes}`. "
+        f"Baseline: the server as of {BASELINE_COMMIT}, on the same snapshot, in the same run.\n\n{report(runs)}\n"
+    )
+    print(body)
+    if args.record:
+        print(f"appended to {record('Release serving', body)}", file=sys.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,160 @@
+"""The files of a release, written once at publish from its snapshot, so the server only sends them.
+
+- Every fixed document of the API at its URL path: ``api/public/products.json``,
+  ``llms-full.txt``, the OpenAPI document and the rest (``DOCUMENTS``).
+- Whole-table distributions under ``api/public/downloads/``: Parquet for every public table
+  (column types kept), the bench measurements also as CSV and JSON lines, the per-sample
+  readings also as CSV (``TEXT_FORMATS``).
+- The page.json documents packed end to end with an index (``serve.release.PAGE_PACK``).
+
+Every text file of ``COMPRESS_MINIMUM_BYTES`` or more gets a gzip copy (``.gz``) and, where
+zstd saves a further ``ZSTD_MUST_SAVE``, a zstd copy (``.zst``). The base URL is the one the
+marts were built with, read from the snapshot: the whole release speaks of one address.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pyarrow as pa
+import pyarrow.parquet as pq
+import zstandard
+
+from serve import documents, openapi
+from serve.openapi import BENCH_COLUMNS, OPERATIONS
+from serve.release import DOWNLOADS_DIR, ENCODINGS, PAGE_INDEX, PAGE_PACK, PAGE_PACK_GZIP, media_type_of
+from serve.snapshot import Snapshot, read_snapshot
+from warehouse.contract import DISTRIBUTED_TABLES, PRIVATE_COLUMNS, STORED_ORDER
+from warehouse.manifest import sha256_of
+from warehouse.snapshots import SnapshotInfo, publish
+
+COMPRESS_MINIMUM_BYTES = 1024  # smaller files go as they are: compressing them saves next to nothing
+GZIP_LEVEL = 9  # once per release, so the smallest copy is worth the time
+ZSTD_LEVEL = 12
+ZSTD_MUST_SAVE = 0.05  # of the gzip copy's size, or no zstd copy is kept
+COPY_BYTES = 1024 * 1024
+# Every distributed table goes as Parquet; these also as text, for spreadsheets and line tools.
+TEXT_FORMATS: dict[str, tuple[str, ...]] = {"bench_measurements": ("csv", "jsonl"), "bench_readings": ("csv",)}
+COPY_OPTIONS = {"parquet": "FORMAT parquet, COMPRESSION zstd", "csv": "FORMAT csv, HEADER", "jsonl": "FORMAT json"}
+
+# URL path (no leading slash) of each fixed document -> how it is built from the snapshot.
+# The dataset descriptor comes last, as it lists the others' sizes and sha256 (``DATASET``).
+DOCUMENTS: dict[str, Callable[[Snapshot], bytes]] = {
+    "api/public/products.json": lambda s: documents.encode(documents.products(s)),
+    "api/public/recommendations.json": lambda s: documents.encode(documents.recommendations(s)),
+    "api/public/answers.json": lambda s: documents.encode(documents.answers(s)),
+    "api/public/content.json": lambda s: documents.encode(documents.content(s)),
+    "api/public/capabilities.json": lambda s: documents.encode(documents.capabilities(s)),
+    "api/public/press-kit.json": lambda s: documents.encode(documents.press_kit(s)),
+    "api/public/openapi.json": lambda s: orjson.dumps(openapi.document(s.base_url)),
+    "api/public/claims.jsonl": documents.claims,
+    "llms-full.txt": documents.full_text,
+}
+DATASET = "api/public/dataset.json"
+
+
+def write_release_files(folder: Path, snapshot_file: Path) -> None:
+    """Write every served file of the release ``folder`` from its finished ``snapshot_file``."""
+    snapshot = read_snapshot(snapshot_file)
+    try:
+        downloads = write_distributions(folder, snapshot)
+        for path, build in DOCUMENTS.items():
+            write_file(folder, path, build(snapshot))
+        distributions = [describe_file(folder, entry) for entry in downloads]
+        write_file(folder, DATASET, documents.encode(documents.dataset(snapshot, distributions)))
+        write_page_pack(folder, snapshot)
+    finally:
+        snapshot.connection.close()
+
+
+def _sql_string(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def write_distributions(folder: Path, snapshot: Snapshot) -> list[dict[str, Any]]:
+    """Each public table as Parquet (the bench measurements also as CSV and JSON lines); their
+    dataset.json entries, the collections' documents included, with size and sha256."""
+    target = folder / DOWNLOADS_DIR
+    target.mkdir(parents=True, exist_ok=True)
+    written: list[tuple[str, str]] = []  # (path, what it holds)
+    for table in DISTRIBUTED_TABLES:
+        columns = ", ".join(f'"{c}"' for c in BENCH_COLUMNS) if table == "bench_measurements" else "*"
+        hidden = PRIVATE_COLUMNS.get(table, ())
+        select = f'SELECT {columns}{" EXCLUDE (" + ", ".join(hidden) + ")" if hidden else ""} FROM "{table}"'
+        if table in STORED_ORDER:
+            select += f" ORDER BY {STORED_ORDER[table]}"
+        for extension in ("parquet", *TEXT_FORMATS.get(table, ())):
+            path = f"{DOWNLOADS_DIR}/{table}.{extension}"
+            target = _sql_string(str(folder / path))
+            snapshot.connection.execute(f"COPY ({select}) TO {target} ({COPY_OPTIONS[extension]})")
+            compress_copies(folder, path)
+            written.append((path, f"Table {table} ({extension.upper()})"))
+    for operation in OPERATIONS:  # the collections, downloadable as they are served
+        path = operation.path.lstrip("/")
+        if operation.download and path in DOCUMENTS:
+            written.append((path, operation.download))
+    version_root = f"{snapshot.base_url}/releases/{snapshot.version}/"
+    return [
+        {"name": name, "path": path, "contentUrl": version_root + path, "encodingFormat": media_type_of(path)}
+        for path, name in written
+    ]
+
+
+def describe_file(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
+    """A dataset.json distribution entry with the written file's size and sha256."""
+    path = folder / entry["path"]
+    described = {k: v for k, v in entry.items() if k != "path"}
+    size = path.stat().st_size
+    return {"@type": "DataDownload", **described, "contentSize": f"{size} B", "sha256": sha256_of(path)}
+
+
+def write_file(folder: Path, path: str, body: bytes) -> None:
+    target = folder / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_bytes(body)
+    compress_copies(folder, path)
+
+
+def compress_copies(folder: Path, path: str) -> None:
+    """Write the gzip copy of a text file, and its zstd copy where that saves more."""
+    source = folder / path
+    if source.suffix == ".parquet" or source.stat().st_size < COMPRESS_MINIMUM_BYTES:
+        return
+    gzipped = folder / (path + ENCODINGS["gzip"])
+    with source.open("rb") as plain, gzip.GzipFile(gzipped, "wb", GZIP_LEVEL, mtime=0) as out:
+        shutil.copyfileobj(plain, out, COPY_BYTES)
+    zstd = folder / (path + ENCODINGS["zstd"])
+    with source.open("rb") as plain, zstd.open("wb") as out:
+        # The size in the frame header, so that a client can decode it in one call.
+        zstandard.ZstdCompressor(level=ZSTD_LEVEL).copy_stream(plain, out, size=source.stat().st_size)
+    if zstd.stat().st_size > gzipped.stat().st_size * (1 - ZSTD_MUST_SAVE):
+        zstd.unlink()
+
+
+def write_page_pack(folder: Path, snapshot: Snapshot) -> None:
+    """Every page.json document end to end, each also gzipped alone, and the index of both."""
+    (folder / PAGE_PACK).parent.mkdir(parents=True, exist_ok=True)
+    index: dict[str, list[Any]] = {k: [] for k in ("path", "offset", "length", "gzip_offset", "gzip_length", "sha256")}
+    with (folder / PAGE_PACK).open("wb") as pack, (folder / PAGE_PACK_GZIP).open("wb") as gzip_pack:
+        for path, body in documents.page_documents(snapshot).items():
+            compressed = gzip.compress(body, GZIP_LEVEL, mtime=0)
+            index["path"].append(path)
+            index["offset"].append(pack.tell())
+            index["length"].append(len(body))
+            index["gzip_offset"].append(gzip_pack.tell())
+            index["gzip_length"].append(len(compressed))
+            index["sha256"].append(hashlib.sha256(body).hexdigest())
+            pack.write(body)
+            gzip_pack.write(compressed)
+    pq.write_table(pa.table(index), folder / PAGE_INDEX)
+
+
+def publish_release(store: Path, build_warehouse: Path, **options: Any) -> SnapshotInfo:
+    """Publish the marts of ``build_warehouse`` as a release with every file the server sends."""
+    return publish(store, build_warehouse, write_files=write_release_files, **options)

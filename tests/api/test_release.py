@@ -1,0 +1,188 @@
+"""The release's files over HTTP from a real server: the distributions read by the libraries
+researchers use, Content-Length, ETag and 304 on every file, Range, negotiated compression,
+immutable versioned addresses, and one base URL per release."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import fsspec
+import pandas
+import polars
+import pyarrow.parquet as pq
+import pytest
+import zstandard
+
+from benchmarks.harness import Server, copy_home, serving
+from serve.routes_catalogue import FIXED_DOCUMENTS
+from tests.api.conftest import BASE_URL
+from warehouse.contract import DISTRIBUTED_TABLES
+from warehouse.manifest import read_manifest
+from warehouse.snapshots import current_version, release_path
+
+DOWNLOADS = "/api/public/downloads"
+
+
+def url(server: Server, path: str) -> str:
+    return f"http://127.0.0.1:{server.port}{path}"
+
+
+def local(address: str) -> str:
+    """The path and query of a URL the server handed out, to ask this test's server for it."""
+    parts = urlsplit(address)
+    return parts.path + (f"?{parts.query}" if parts.query else "")
+
+
+@pytest.fixture(scope="module")
+def dataset(server: Server) -> dict:
+    return server.get("/api/public/dataset.json").json()
+
+
+def test_every_distribution_of_dataset_json_is_served_as_described(server: Server, dataset: dict):
+    listed = {entry["contentUrl"].rsplit("/", 1)[1]: entry for entry in dataset["distribution"]}
+    for table in DISTRIBUTED_TABLES:
+        assert f"{table}.parquet" in listed, table
+    assert {"bench_measurements.csv", "bench_measurements.jsonl", "products.json", "claims.jsonl"} <= set(listed)
+    for entry in dataset["distribution"]:
+        assert entry["contentUrl"].startswith(f"{BASE_URL}/releases/{dataset['dataset_version']}/"), entry
+        reply = server.get(local(entry["contentUrl"]))
+        assert reply.status == 200, entry
+        assert entry["contentSize"] == f"{len(reply.body)} B" == f"{reply.headers['content-length']} B"
+        assert hashlib.sha256(reply.body).hexdigest() == entry["sha256"]
+        assert reply.headers["content-type"].startswith(entry["encodingFormat"].split(";")[0])
+        assert reply.headers["cache-control"] == "public, max-age=31536000, immutable"
+        assert reply.headers["x-dataset-version"] == dataset["dataset_version"]
+
+
+def test_researchers_libraries_read_the_distributions_over_http(server: Server):
+    products = server.get("/api/public/products.json").json()
+    bench_rows = server.get("/api/public/bench.jsonl?limit=20000").body.decode().splitlines()
+    claims = server.get("/api/public/claims.jsonl").body.decode().splitlines()
+    answers = server.get("/api/public/answers.json").json()
+
+    frame = polars.read_parquet(url(server, f"{DOWNLOADS}/products.parquet"))
+    assert frame.height == products["count"]
+    assert set(frame.columns) == set(products["products"][0])
+    bench = polars.read_parquet(url(server, f"{DOWNLOADS}/bench_measurements.parquet"))
+    assert bench.height == len(bench_rows)
+    assert bench.schema["tested_on"] == polars.Date and bench.schema["value"] == polars.Float64  # types, not text
+    assert list(bench.columns) == list(json.loads(bench_rows[0]))
+    assert polars.read_csv(url(server, f"{DOWNLOADS}/bench_measurements.csv")).height == len(bench_rows)
+    assert polars.read_ndjson(url(server, f"{DOWNLOADS}/bench_measurements.jsonl")).height == len(bench_rows)
+    assert len(pandas.read_parquet(url(server, f"{DOWNLOADS}/claims.parquet"))) == len(claims)
+    readings = polars.read_parquet(url(server, f"{DOWNLOADS}/bench_readings.parquet"))
+    per_measurement = readings.group_by("measurement_id").len()
+    measured = bench.filter(polars.col("status") == "measured").select("measurement_id", "sample_size")
+    joined = measured.join(per_measurement, on="measurement_id", how="left")
+    assert joined.height == measured.height and (joined["len"] == joined["sample_size"]).all()
+    assert polars.read_csv(url(server, f"{DOWNLOADS}/bench_readings.csv")).height == readings.height
+    http = fsspec.filesystem("http")
+    table = pq.read_table(url(server, f"{DOWNLOADS}/answers.parquet"), filesystem=http)
+    assert table.num_rows == answers["count"]
+    with http.open(url(server, f"{DOWNLOADS}/answers.parquet"), block_size=4096) as ranged:  # reads by Range
+        assert pq.ParquetFile(ranged).metadata.num_rows == answers["count"]
+
+
+def test_a_range_is_answered_with_exactly_the_bytes_asked(server: Server):
+    path = f"{DOWNLOADS}/bench_measurements.csv"
+    whole = server.get(path).body
+    size = len(whole)
+    for asked, first, last in (
+        ("bytes=0-99", 0, 99),
+        ("bytes=100-", 100, size - 1),
+        ("bytes=-50", size - 50, size - 1),
+    ):
+        reply = server.get(path, headers={"Range": asked, "Accept-Encoding": "gzip"})
+        assert reply.status == 206, asked
+        assert reply.body == whole[first : last + 1]
+        assert reply.headers["content-range"] == f"bytes {first}-{last}/{size}"
+        assert reply.headers["content-length"] == str(last - first + 1)
+        assert "content-encoding" not in reply.headers  # ranges are of the file itself
+    past = server.get(path, headers={"Range": f"bytes={size}-"})
+    assert past.status == 416 and past.headers["content-range"] == f"bytes */{size}"
+    assert past.headers["content-type"] == "application/problem+json"
+    assert f"bytes 0 to {size - 1}" in past.json()["detail"]
+    several = server.get(path, headers={"Range": "bytes=0-9, 20-29"})  # optional: answered whole
+    assert several.status == 200 and several.body == whole
+    stale = server.get(path, headers={"Range": "bytes=0-9", "If-Range": '"some-older-version"'})
+    assert stale.status == 200 and stale.body == whole
+
+
+@pytest.mark.parametrize("path", FIXED_DOCUMENTS)
+def test_a_fixed_document_has_its_length_validator_and_compressed_copies(server: Server, path: str):
+    plain = server.get(path)
+    assert plain.status == 200
+    assert plain.headers["content-length"] == str(len(plain.body))
+    assert plain.headers["cache-control"] == "public, max-age=300"
+    assert plain.headers["x-dataset-version"] and plain.headers["vary"] == "Accept-Encoding"
+    again = server.get(path, headers={"If-None-Match": plain.headers["etag"]})
+    assert again.status == 304 and again.body == b"" and again.headers["etag"] == plain.headers["etag"]
+    for coding, decode in (("gzip", gzip.decompress), ("zstd", zstandard.ZstdDecompressor().decompress)):
+        reply = server.get(path, headers={"Accept-Encoding": coding})
+        if reply.headers.get("content-encoding") == coding:
+            assert decode(reply.body) == plain.body
+            assert reply.headers["content-length"] == str(len(reply.body))
+            assert reply.headers["etag"] != plain.headers["etag"]  # another representation
+        else:  # a small document goes as it is
+            assert len(plain.body) < 1024 or coding == "zstd", (path, coding)
+    head = server.send("HEAD", path)
+    assert head.status == 200 and head.body == b"" and head.headers["content-length"] == str(len(plain.body))
+
+
+def test_the_client_weighs_the_codings(server: Server):
+    path = "/api/public/products.json"
+    assert server.get(path, headers={"Accept-Encoding": "gzip, zstd"}).headers["content-encoding"] == "zstd"
+    assert server.get(path, headers={"Accept-Encoding": "zstd;q=0.5, gzip"}).headers["content-encoding"] == "gzip"
+    assert "content-encoding" not in server.get(path, headers={"Accept-Encoding": "br"}).headers
+    assert "content-encoding" not in server.get(path, headers={"Accept-Encoding": "gzip;q=0"}).headers
+
+
+def test_versioned_addresses_never_change_and_name_the_release(server: Server):
+    version = current_version(server.store)
+    current = server.get("/api/public/products.json")
+    pinned = server.get(f"/releases/{version}/api/public/products.json")
+    assert pinned.body == current.body and pinned.headers["etag"] == current.headers["etag"]
+    assert pinned.headers["cache-control"] == "public, max-age=31536000, immutable"
+    assert server.get(f"/releases/{version}/api/public/openapi.json").status == 200
+    gone = server.get("/releases/20200101T000000000Z/api/public/products.json")
+    assert gone.status == 404 and version in gone.json()["detail"]
+    missing = server.get(f"/releases/{version}/api/public/nothing.json")
+    assert missing.status == 404 and missing.headers["content-type"] == "application/problem+json"
+    sneaky = server.get(f"/releases/{version}/../../../etc/passwd")
+    assert sneaky.status == 404
+
+
+def test_the_manifest_lists_every_file_of_the_release(server: Server):
+    folder = release_path(server.store, current_version(server.store))
+    manifest = read_manifest(folder)
+    on_disk = {p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file()} - {"manifest.json"}
+    assert set(manifest.files) == on_disk
+    assert manifest.base_url == BASE_URL and manifest.version == folder.name
+
+
+def test_a_server_configured_with_another_base_url_serves_the_releases_and_says_so(demo_home: Path, tmp_path: Path):
+    home = copy_home(demo_home, tmp_path / "home")
+    log = tmp_path / "server.log"
+    with serving(home, environ={"REUSE_DATA_BASE_URL": "https://data.example.org"}, log=log) as other:
+        changes = other.get("/api/public/changes.json").json()
+        page = other.get("/api/public/page.json?path=/guides/start-here").json()
+        dataset = other.get("/api/public/dataset.json").json()
+        openapi = other.get("/api/public/openapi.json").json()
+        ask = other.get("/api/public/ask.json?q=insulated+bottle").json()
+    handed_out = [
+        changes["full_corpus"],
+        changes["claims"],
+        changes["changes"][0]["url"],
+        page["page"]["canonical_url"],
+        dataset["url"],
+        dataset["distribution"][0]["contentUrl"],
+        openapi["servers"][0]["url"],
+        ask["fallback"]["url"] if ask.get("fallback") else ask["cite"],
+    ]
+    assert all(address.startswith(BASE_URL) for address in handed_out), handed_out
+    said = log.read_text()
+    assert f"was built for {BASE_URL}, not the configured REUSE_DATA_BASE_URL https://data.example.org" in said

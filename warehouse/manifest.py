@@ -1,0 +1,127 @@
+"""A release's manifest: every file of the release with its size and sha256, its version and base URL.
+
+Publish writes the manifest last, after every other file of the release folder is complete;
+a server (or a replica downloading the release) checks every file against it before serving
+any, so a release with a missing, truncated or altered file is refused as a whole.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import orjson
+
+MANIFEST_FILE = "manifest.json"
+MANIFEST_FORMAT = 1
+READ_BYTES = 1024 * 1024
+
+
+class ReleaseError(RuntimeError):
+    """A release folder that cannot be served as it is, and why."""
+
+
+@dataclass(frozen=True)
+class ReleaseFile:
+    """One file of a release: its path inside the release folder, size and sha256."""
+
+    path: str
+    size: int
+    sha256: str
+
+    @property
+    def etag(self) -> str:
+        """A strong HTTP validator: the file's content, so any two releases agree on it."""
+        return f'"{self.sha256[:32]}"'
+
+
+@dataclass(frozen=True)
+class Manifest:
+    version: str
+    base_url: str
+    published_at: str
+    files: dict[str, ReleaseFile]
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(
+            {
+                "format": MANIFEST_FORMAT,
+                "version": self.version,
+                "base_url": self.base_url,
+                "published_at": self.published_at,
+                "files": [
+                    {"path": f.path, "size": f.size, "sha256": f.sha256, "etag": f.etag}
+                    for f in sorted(self.files.values(), key=lambda f: f.path)
+                ],
+            },
+            option=orjson.OPT_INDENT_2,
+        )
+
+    @classmethod
+    def from_json(cls, text: bytes) -> Manifest:
+        data = orjson.loads(text)
+        if data.get("format") != MANIFEST_FORMAT:
+            raise ReleaseError(f"manifest format {data.get('format')!r} is not {MANIFEST_FORMAT}")
+        files = {f["path"]: ReleaseFile(f["path"], int(f["size"]), f["sha256"]) for f in data["files"]}
+        return cls(data["version"], data["base_url"], data["published_at"], files)
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        while block := handle.read(READ_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def release_files(folder: Path) -> Iterator[Path]:
+    """Every file under ``folder`` but the manifest, in a stable order."""
+    for path in sorted(folder.rglob("*")):
+        if path.is_file() and path.name != MANIFEST_FILE:
+            yield path
+
+
+def write_manifest(folder: Path, version: str, base_url: str, published_at: str) -> Manifest:
+    """List every file of the finished release ``folder`` in its manifest (written and synced last)."""
+    files = {}
+    for path in release_files(folder):
+        relative = path.relative_to(folder).as_posix()
+        files[relative] = ReleaseFile(relative, path.stat().st_size, sha256_of(path))
+    manifest = Manifest(version, base_url, published_at, files)
+    target = folder / MANIFEST_FILE
+    with target.open("wb") as handle:
+        handle.write(manifest.to_json())
+        handle.flush()
+        os.fsync(handle.fileno())
+    return manifest
+
+
+def read_manifest(folder: Path) -> Manifest:
+    try:
+        return Manifest.from_json((folder / MANIFEST_FILE).read_bytes())
+    except FileNotFoundError as error:
+        raise ReleaseError(f"{folder} has no {MANIFEST_FILE}: it is not a finished release") from error
+    except (orjson.JSONDecodeError, KeyError, TypeError, ValueError) as error:
+        raise ReleaseError(f"{folder / MANIFEST_FILE} cannot be read ({error})") from error
+
+
+def verify(folder: Path, manifest: Manifest) -> None:
+    """Raise ReleaseError naming every file of ``manifest`` that is missing from ``folder`` or differs."""
+    faults = []
+    for file in manifest.files.values():
+        path = folder / file.path
+        try:
+            size = path.stat().st_size
+        except FileNotFoundError:
+            faults.append(f"{file.path} is missing")
+            continue
+        if size != file.size:
+            faults.append(f"{file.path} has {size} bytes, the manifest says {file.size}")
+        elif sha256_of(path) != file.sha256:
+            faults.append(f"{file.path} differs from its sha256 in the manifest")
+    if faults:
+        shown = "; ".join(faults[:5]) + (f"; and {len(faults) - 5} more" if len(faults) > 5 else "")
+        raise ReleaseError(f"release {manifest.version} is incomplete or altered: {shown}")
