@@ -11,7 +11,9 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import re
-from typing import Any
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, BinaryIO
 
 import orjson
 
@@ -77,40 +79,54 @@ USAGE = {
 }
 
 
-def products(snapshot: Snapshot) -> dict[str, Any]:
-    items = [record(row) for row in snapshot.tables["products"]]
-    return {**envelope(snapshot, USAGE["products"]), "count": len(items), "products": items}
+@dataclass(frozen=True)
+class Collection:
+    """A collection document: its usage note, the key its items are listed under, the table
+    (``serve.snapshot.TABLE_QUERIES``) its items are the rows of, and the columns they leave out."""
+
+    usage: str
+    key: str
+    table: str
+    drop: tuple[str, ...] = ()
 
 
-def recommendations(snapshot: Snapshot) -> dict[str, Any]:
-    items = [record(row, drop=("position",)) for row in snapshot.tables["recommendations"]]
-    return {**envelope(snapshot, USAGE["recommendations"]), "count": len(items), "recommendations": items}
+COLLECTIONS: dict[str, Collection] = {  # by URL path
+    "/api/public/products.json": Collection("products", "products", "products"),
+    "/api/public/recommendations.json": Collection(
+        "recommendations", "recommendations", "recommendations", ("position",)
+    ),
+    "/api/public/answers.json": Collection("answers", "answers", "answers", ("position",)),
+    "/api/public/content.json": Collection("content", "items", "content"),
+}
 
 
-def answers(snapshot: Snapshot) -> dict[str, Any]:
-    items = [record(row, drop=("position",)) for row in snapshot.tables["answers"]]
-    return {**envelope(snapshot, USAGE["answers"]), "count": len(items), "answers": items}
+def write_collection(out: BinaryIO, snapshot: Snapshot, collection: Collection) -> None:
+    """The collection document, written item by item as its rows are read."""
+    head = {**envelope(snapshot, USAGE[collection.usage]), "count": snapshot.count(collection.table)}
+    out.write(orjson.dumps(head)[:-1] + b',"' + collection.key.encode() + b'":[')
+    for number, row in enumerate(snapshot.stream(collection.table)):
+        out.write(b"," if number else b"")
+        out.write(orjson.dumps(record(row, collection.drop)))
+    out.write(b"]}")
 
 
-def content(snapshot: Snapshot) -> dict[str, Any]:
-    items = [record(row) for row in snapshot.tables["content"]]
-    return {**envelope(snapshot, USAGE["content"]), "count": len(items), "items": items}
-
-
-def page_documents(snapshot: Snapshot) -> dict[str, bytes]:
-    """Page path -> its page.json document, encoded."""
+def page_documents(snapshot: Snapshot) -> Iterator[tuple[str, bytes]]:
+    """(page path, its page.json document encoded), page by page."""
     head = envelope(snapshot, USAGE["page"])
-    return {row["path"]: encode({**head, "page": record(row)}) for row in snapshot.tables["pages"]}
+    for row in snapshot.stream("pages"):
+        yield row["path"], encode({**head, "page": record(row)})
 
 
-def claims(snapshot: Snapshot) -> bytes:
+def write_claims(out: BinaryIO, snapshot: Snapshot) -> None:
     """claims.jsonl: one claim per line."""
-    return b"".join(orjson.dumps(record(row)) + b"\n" for row in snapshot.tables["claims"])
+    for row in snapshot.stream("claims"):
+        out.write(orjson.dumps(record(row)) + b"\n")
 
 
-def full_text(snapshot: Snapshot) -> bytes:
+def write_full_text(out: BinaryIO, snapshot: Snapshot) -> None:
     """llms-full.txt: every page as Markdown, separated by lines of ---."""
-    return "\n\n---\n\n".join(row["document"] for row in snapshot.tables["corpus_documents"]).encode()
+    for number, row in enumerate(snapshot.stream("corpus_documents")):
+        out.write((b"\n\n---\n\n" if number else b"") + row["document"].encode())
 
 
 CHANGE_FIELDS = ("url", "type", "title", "changed_at")

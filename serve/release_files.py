@@ -18,10 +18,10 @@ import gzip
 import hashlib
 import shutil
 from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 import zstandard
@@ -43,18 +43,30 @@ COPY_BYTES = 1024 * 1024
 TEXT_FORMATS: dict[str, tuple[str, ...]] = {"bench_measurements": ("csv", "jsonl"), "bench_readings": ("csv",)}
 COPY_OPTIONS = {"parquet": "FORMAT parquet, COMPRESSION zstd", "csv": "FORMAT csv, HEADER", "jsonl": "FORMAT json"}
 
-# URL path (no leading slash) of each fixed document -> how it is built from the snapshot.
+# URL path (no leading slash) of each fixed document -> how it is written from the snapshot.
 # The dataset descriptor comes last, as it lists the others' sizes and sha256 (``DATASET``).
-DOCUMENTS: dict[str, Callable[[Snapshot], bytes]] = {
-    "api/public/products.json": lambda s: documents.encode(documents.products(s)),
-    "api/public/recommendations.json": lambda s: documents.encode(documents.recommendations(s)),
-    "api/public/answers.json": lambda s: documents.encode(documents.answers(s)),
-    "api/public/content.json": lambda s: documents.encode(documents.content(s)),
-    "api/public/capabilities.json": lambda s: documents.encode(documents.capabilities(s)),
-    "api/public/press-kit.json": lambda s: documents.encode(documents.press_kit(s)),
-    "api/public/openapi.json": lambda s: orjson.dumps(openapi.document(s.base_url)),
-    "api/public/claims.jsonl": documents.claims,
-    "llms-full.txt": documents.full_text,
+Writer = Callable[[BinaryIO, Snapshot], None]
+
+
+def _whole(build: Callable[[Snapshot], dict[str, Any]]) -> Writer:
+    """A writer of a small document built whole."""
+
+    def write(out: BinaryIO, snapshot: Snapshot) -> None:
+        out.write(documents.encode(build(snapshot)))
+
+    return write
+
+
+DOCUMENTS: dict[str, Writer] = {
+    **{
+        path.lstrip("/"): partial(documents.write_collection, collection=collection)
+        for path, collection in documents.COLLECTIONS.items()
+    },
+    "api/public/capabilities.json": _whole(documents.capabilities),
+    "api/public/press-kit.json": _whole(documents.press_kit),
+    "api/public/openapi.json": _whole(lambda snapshot: openapi.document(snapshot.base_url)),
+    "api/public/claims.jsonl": documents.write_claims,
+    "llms-full.txt": documents.write_full_text,
 }
 DATASET = "api/public/dataset.json"
 
@@ -64,10 +76,11 @@ def write_release_files(folder: Path, snapshot_file: Path) -> None:
     snapshot = read_snapshot(snapshot_file)
     try:
         downloads = write_distributions(folder, snapshot)
-        for path, build in DOCUMENTS.items():
-            write_file(folder, path, build(snapshot))
+        for path, write in DOCUMENTS.items():
+            write_file(folder, path, lambda out, write=write: write(out, snapshot))
         distributions = [describe_file(folder, entry) for entry in downloads]
-        write_file(folder, DATASET, documents.encode(documents.dataset(snapshot, distributions)))
+        dataset = documents.encode(documents.dataset(snapshot, distributions))
+        write_file(folder, DATASET, lambda out: out.write(dataset))
         write_page_pack(folder, snapshot)
     finally:
         snapshot.connection.close()
@@ -114,10 +127,12 @@ def describe_file(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
     return {"@type": "DataDownload", **described, "contentSize": f"{size} B", "sha256": sha256_of(path)}
 
 
-def write_file(folder: Path, path: str, body: bytes) -> None:
+def write_file(folder: Path, path: str, write: Callable[[BinaryIO], None]) -> None:
+    """The file at ``path`` as ``write`` writes it (buffered, never whole in memory), and its copies."""
     target = folder / path
     target.parent.mkdir(parents=True, exist_ok=True)
-    target.write_bytes(body)
+    with target.open("wb", buffering=COPY_BYTES) as out:
+        write(out)
     compress_copies(folder, path)
 
 
@@ -142,7 +157,7 @@ def write_page_pack(folder: Path, snapshot: Snapshot) -> None:
     (folder / PAGE_PACK).parent.mkdir(parents=True, exist_ok=True)
     index: dict[str, list[Any]] = {k: [] for k in ("path", "offset", "length", "gzip_offset", "gzip_length", "sha256")}
     with (folder / PAGE_PACK).open("wb") as pack, (folder / PAGE_PACK_GZIP).open("wb") as gzip_pack:
-        for path, body in documents.page_documents(snapshot).items():
+        for path, body in documents.page_documents(snapshot):
             compressed = gzip.compress(body, GZIP_LEVEL, mtime=0)
             index["path"].append(path)
             index["offset"].append(pack.tell())

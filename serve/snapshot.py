@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +25,7 @@ from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, r
 log = logging.getLogger("reuse_data.serve")
 T = TypeVar("T")
 POLL_SECONDS = 1.0
+STREAM_BATCH_ROWS = 2048
 
 
 def rows_of(connection: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
@@ -82,6 +83,21 @@ class Snapshot:
         finally:
             cursor.close()
 
+    def stream(self, table: str, batch: int = STREAM_BATCH_ROWS) -> Iterator[dict[str, Any]]:
+        """The rows of ``table`` (in ``TABLE_QUERIES`` order) as dicts, ``batch`` rows in memory at a time."""
+        cursor = self.cursor()
+        try:
+            cursor.execute(TABLE_QUERIES[table])
+            names = [d[0] for d in cursor.description]
+            while rows := cursor.fetchmany(batch):
+                for row in rows:
+                    yield dict(zip(names, row, strict=True))
+        finally:
+            cursor.close()
+
+    def count(self, table: str) -> int:
+        return self.query(f'SELECT count(*) AS n FROM "{table}"')[0]["n"]
+
     def recall(self, memo: str, key: Hashable) -> Any:
         """What ``remembered`` keeps for ``key`` in the memo named ``memo``, or None."""
         return self.cache.get(memo, {}).get(key)
@@ -100,8 +116,8 @@ class Snapshot:
 
 
 # Every table a release's documents are built from, in the order they list it. Publish reads
-# them all; a server keeps only ``SERVED_TABLES`` (small: they grow with the editorial
-# library, not with the catalogue), and reads the others from the release's files or by query.
+# the large ones a batch at a time; a server and publish keep only ``SERVED_TABLES`` in memory
+# (small: they grow with the editorial library, not with the catalogue).
 TABLE_QUERIES = {
     "products": f"SELECT * EXCLUDE ({', '.join(PRIVATE_COLUMNS['products'])}) FROM products "
     "ORDER BY category_slug, product_slug",
@@ -155,8 +171,9 @@ def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snaps
 
 
 def read_snapshot(path: Path) -> Snapshot:
-    """Every table of the snapshot file at ``path``, for writing its release's files at publish."""
-    return _open(path, tuple(TABLE_QUERIES), None)
+    """The snapshot file at ``path``, to write its release's files at publish (the large tables
+    are read a batch at a time with ``Snapshot.stream``)."""
+    return _open(path, SERVED_TABLES, None)
 
 
 def load_snapshot(store: Path, version: str) -> Snapshot:
