@@ -12,7 +12,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import pyarrow.parquet as pq
+import numpy as np
 
 from warehouse.manifest import Manifest, ReleaseError, ReleaseFile, read_manifest, verify
 
@@ -28,7 +28,8 @@ MEDIA_TYPES: dict[str, str] = {
 DOWNLOADS_DIR = "api/public/downloads"
 PAGE_PACK = "records/page.json.pack"  # every page.json document end to end
 PAGE_PACK_GZIP = "records/page.json.pack.gz"  # each of them gzipped alone, end to end
-PAGE_INDEX = "records/page.json.index.parquet"  # path -> where each is in the two packs
+PAGE_INDEX = "records/page.json.index.npy"  # where each is in the two packs, and its ETag
+PAGE_PATHS = "records/page.json.paths.txt"  # whose: the page paths, one per line, in the same order
 RELEASES_PREFIX = "/releases/"
 
 
@@ -47,13 +48,56 @@ class PackedRecord:
     etag: str
 
 
+class PageIndex:
+    """The page paths of a release and where each page.json lies in the packs: one structured
+    array (``PAGE_INDEX``, NumPy's own format) and the paths one per line (``PAGE_PATHS``), in
+    the same order. A hundred thousand pages cost a few megabytes, not an object each, and
+    reading them needs no library the server does not load anyway."""
+
+    DTYPE = np.dtype(
+        [("offset", "<i8"), ("length", "<i8"), ("gzip_offset", "<i8"), ("gzip_length", "<i8"), ("etag", "S32")]
+    )
+
+    def __init__(self, paths: list[str], entries: np.ndarray) -> None:
+        if len(paths) != len(entries) or entries.dtype != self.DTYPE:
+            raise ReleaseError(f"the page index lists {len(entries)} entries for {len(paths)} paths")
+        self.rows = {path: row for row, path in enumerate(paths)}
+        self.entries = entries
+
+    @classmethod
+    def read(cls, folder: Path) -> PageIndex:
+        text = (folder / PAGE_PATHS).read_text(encoding="utf-8")
+        return cls(text.split("\n") if text else [], np.load(folder / PAGE_INDEX, allow_pickle=False))
+
+    @classmethod
+    def write(cls, folder: Path, paths: list[str], entries: list[tuple[int, int, int, int, str]]) -> None:
+        if any("\n" in path for path in paths):
+            raise ValueError("a page path holds a line break: the page index lists one path per line")
+        (folder / PAGE_PATHS).write_text("\n".join(paths), encoding="utf-8")
+        with (folder / PAGE_INDEX).open("wb") as out:  # np.save would add .npy to a name without it
+            np.save(out, np.array(entries, dtype=cls.DTYPE), allow_pickle=False)
+
+    def __contains__(self, path: str) -> bool:
+        return path in self.rows
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def get(self, path: str) -> PackedRecord | None:
+        row = self.rows.get(path)
+        if row is None:
+            return None
+        offset, length, gzip_offset, gzip_length, etag = self.entries[row].tolist()
+        return PackedRecord(offset, length, gzip_offset, gzip_length, f'"{etag.decode()}"')
+
+
 @dataclass
 class Release:
     """A verified release folder, with the descriptors of its packs open for reading."""
 
     folder: Path
     manifest: Manifest
-    pages: dict[str, PackedRecord]
+    pages: PageIndex
     _descriptors: dict[str, int] = field(default_factory=dict)
 
     @classmethod
@@ -63,22 +107,7 @@ class Release:
         if manifest.version != folder.name:
             raise ReleaseError(f"{folder} holds the manifest of release {manifest.version}, not of {folder.name}")
         verify(folder, manifest)
-        pages: dict[str, PackedRecord] = {}
-        if PAGE_INDEX in manifest.files:
-            index = pq.read_table(folder / PAGE_INDEX).to_pydict()
-            pages = {
-                path: PackedRecord(offset, length, gzip_offset, gzip_length, f'"{sha[:32]}"')
-                for path, offset, length, gzip_offset, gzip_length, sha in zip(
-                    index["path"],
-                    index["offset"],
-                    index["length"],
-                    index["gzip_offset"],
-                    index["gzip_length"],
-                    index["sha256"],
-                    strict=True,
-                )
-            }
-        return cls(folder, manifest, pages)
+        return cls(folder, manifest, PageIndex.read(folder))
 
     @property
     def version(self) -> str:
