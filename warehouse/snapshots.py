@@ -30,6 +30,7 @@ from warehouse.manifest import MANIFEST_FILE, write_manifest
 CURRENT_FILE = "CURRENT"
 STAGING_PREFIX = ".staging-"
 SNAPSHOT_FILE = "snapshot.duckdb"  # inside the release folder
+LEGACY_SUFFIX = ".duckdb"  # a snapshot file of its own in the store, before releases were folders
 DEFAULT_KEEP = 5
 _VERSION = re.compile(r"^\d{8}T\d{6}\d{3}Z$")
 
@@ -219,13 +220,19 @@ def publish(
 
 
 def prune(store: Path, keep: int = DEFAULT_KEEP) -> list[str]:
-    """Delete all but the newest ``keep`` snapshots; never the current one."""
+    """Delete all but the newest ``keep`` releases, never the current one, and every snapshot
+    file of the layout before releases (``<version>.duckdb``), which no server reads any more."""
     current = current_version(store)
     removed = []
     for version in versions(store)[:-keep] if keep > 0 else versions(store):
         if version != current:
             _remove_tree(release_path(store, version))
             removed.append(version)
+    for legacy in store.glob(f"*{LEGACY_SUFFIX}"):
+        if _VERSION.match(legacy.stem) and legacy.stem != current:
+            os.chmod(legacy, stat.S_IRUSR | stat.S_IWUSR)
+            legacy.unlink()
+            removed.append(legacy.stem)
     return removed
 
 

@@ -113,6 +113,15 @@ def test_only_the_newest_five_are_kept(tmp_path: Path):
     assert current_version(store) == published[-1]
 
 
+def test_pruning_removes_snapshot_files_of_the_layout_before_releases(tmp_path: Path):
+    store = tmp_path / "snapshots"
+    store.mkdir()
+    (store / "20261101T000000000Z.duckdb").write_bytes(b"an old snapshot")
+    (store / "notes.duckdb").write_bytes(b"not ours")
+    published = publish(store, make_build_warehouse(tmp_path / "build.duckdb", 1), now=at(0)).version
+    assert sorted(p.name for p in store.iterdir()) == sorted([published, CURRENT_FILE, "notes.duckdb"])
+
+
 def test_pruning_never_removes_the_current_snapshot(tmp_path: Path):
     build = make_build_warehouse(tmp_path / "build.duckdb", 1)
     store = tmp_path / "snapshots"
