@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -98,6 +99,7 @@ class Release:
     folder: Path
     manifest: Manifest
     pages: PageIndex
+    prepared: dict[tuple[str, str, bool], Any] = field(default_factory=dict)  # serve.release_responses
     _descriptors: dict[str, int] = field(default_factory=dict)
 
     @classmethod

@@ -4,13 +4,20 @@ Every answer carries Content-Length and the file's ETag (its sha256, from the ma
 answers If-None-Match with a 304, picks the stored copy (zstd, gzip or the file itself) the
 client's Accept-Encoding prefers, and answers a single ``Range`` of the file itself with 206
 (416 past the end). Several ranges in one request are answered with the whole file, as RFC
-9110 allows. A body up to ``INLINE_BYTES`` is read in one call; a larger one leaves in
-pieces read off the event loop, so a slow client holds one piece, not the file.
+9110 allows. A body leaves in pieces of ``PIECE_BYTES``, each sent before the next is read,
+so a slow client holds one piece, not the file; a file above ``INLINE_FILE_BYTES`` (a large
+distribution, perhaps not in the page cache) is read off the event loop.
+
+The headers of each (file, coding, address) are worked out once per release (``Prepared``),
+and ``ReleaseFiles`` answers from the ASGI scope without a Request object: a fixed document
+costs little more than replaying it from memory.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from dataclasses import dataclass
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -20,12 +27,81 @@ from starlette.types import Receive, Scope, Send
 from serve.http_cache import CACHE_CONTROL, CORS_HEADERS, REVALIDATION_HEADERS, etag_matches, negotiate
 from serve.problems import ProblemError
 from serve.release import ENCODINGS, Release, media_type_of
+from warehouse.manifest import ReleaseFile
 
 IMMUTABLE = "public, max-age=31536000, immutable"
-INLINE_BYTES = 256 * 1024
-PIECE_BYTES = 256 * 1024
+PIECE_BYTES = 1024 * 1024
+INLINE_FILE_BYTES = 16 * 1024 * 1024
 CODINGS = (*ENCODINGS, "identity")  # best first
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
+Headers = list[tuple[bytes, bytes]]
+
+
+def _raw(headers: dict[str, str]) -> Headers:
+    return [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in headers.items()]
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """One stored copy of a release file as an address serves it: its validator and headers."""
+
+    file: ReleaseFile
+    coding: str
+    headers: dict[str, str]  # of a 200, less Content-Length
+    whole: Headers  # of a 200 with the whole file
+    not_modified: Headers  # of a 304
+
+    @classmethod
+    def of(cls, release: Release, path: str, coding: str, immutable: bool) -> Prepared | None:
+        """The copy in ``coding`` of ``path`` (None if the release has no such file), prepared once."""
+        key = (path, coding, immutable)
+        prepared = release.prepared.get(key)
+        if prepared is None:
+            file = release.variants(path).get(coding)
+            if file is None:
+                return None
+            headers = {
+                "ETag": file.etag,
+                "Cache-Control": IMMUTABLE if immutable else CACHE_CONTROL,
+                "X-Dataset-Version": release.version,
+                "Vary": "Accept-Encoding",
+                "Accept-Ranges": "bytes",
+                **CORS_HEADERS,
+                "Content-Type": media_type_of(path),
+                **({"Content-Encoding": coding} if coding != "identity" else {}),
+            }
+            kept = {k: v for k, v in headers.items() if k.lower().encode("latin-1") in REVALIDATION_HEADERS}
+            whole = _raw({**headers, "Content-Length": str(file.size)})
+            prepared = release.prepared[key] = cls(file, coding, headers, whole, _raw(kept))
+        return prepared
+
+
+def stored_codings(release: Release, path: str) -> tuple[str, ...]:
+    variants = release.variants(path)
+    return tuple(c for c in CODINGS if c in variants)
+
+
+async def send_slice(
+    release: Release, path: str, offset: int, length: int, scope: Scope, send: Send, status: int, headers: Headers
+) -> None:
+    """Send ``length`` bytes of a release file from ``offset`` (none for HEAD), piece by piece."""
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    if scope["method"] == "HEAD" or length == 0:
+        await send({"type": "http.response.body", "body": b""})
+        return
+    inline = release.manifest.files[path].size <= INLINE_FILE_BYTES
+    position, end = offset, offset + length
+    while position < end:
+        size = min(PIECE_BYTES, end - position)
+        piece = (
+            release.read(path, position, size)
+            if inline
+            else await run_in_threadpool(release.read, path, position, size)
+        )
+        if not piece:  # the file shrank under us: a release file never does, but never loop
+            raise RuntimeError(f"{path} ended at byte {position}, before {end}")
+        position += len(piece)
+        await send({"type": "http.response.body", "body": piece, "more_body": position < end})
 
 
 class ReleaseFileResponse(Response):
@@ -37,24 +113,12 @@ class ReleaseFileResponse(Response):
 
     def init_headers(self, headers=None) -> None:  # type: ignore[no-untyped-def]
         # Content-Length is set by the caller: the slice's length, never a body's.
-        self.raw_headers = [(k.lower().encode("latin-1"), v.encode("latin-1")) for k, v in (headers or {}).items()]
+        self.raw_headers = _raw(headers or {})
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
-        if scope["method"] == "HEAD" or self.length == 0:
-            await send({"type": "http.response.body", "body": b""})
-            return
-        if self.length <= INLINE_BYTES:
-            body = self.release.read(self.path, self.offset, self.length)
-            await send({"type": "http.response.body", "body": body})
-            return
-        position, end = self.offset, self.offset + self.length
-        while position < end:
-            piece = await run_in_threadpool(self.release.read, self.path, position, min(PIECE_BYTES, end - position))
-            if not piece:  # the file shrank under us: a release file never does, but never loop
-                raise RuntimeError(f"{self.path} ended at byte {position}, before {end}")
-            position += len(piece)
-            await send({"type": "http.response.body", "body": piece, "more_body": position < end})
+        await send_slice(
+            self.release, self.path, self.offset, self.length, scope, send, self.status_code, self.raw_headers
+        )
 
 
 def byte_range(header: str, size: int) -> tuple[int, int] | None:
@@ -88,34 +152,58 @@ def _unsatisfiable(header: str, size: int) -> ProblemError:
 
 def release_file(request: Request, release: Release, path: str, *, immutable: bool = False) -> Response:
     """The release file at ``path`` (relative) with the HTTP contract above; 404 when there is none."""
-    variants = release.variants(path)
-    if not variants:
-        raise ProblemError(404, f"Release {release.version} has no file {path!r}.", slug="no-release-file")
     range_header = request.headers.get("range")
-    stored = tuple(c for c in CODINGS if c in variants)
-    coding = "identity" if range_header else negotiate(request.headers.get("accept-encoding"), stored)
-    file = variants[coding]
-    headers = {
-        "ETag": file.etag,
-        "Cache-Control": IMMUTABLE if immutable else CACHE_CONTROL,
-        "X-Dataset-Version": release.version,
-        "Vary": "Accept-Encoding",
-        "Accept-Ranges": "bytes",
-        **CORS_HEADERS,
-    }
-    if etag_matches(request.headers.get("if-none-match", ""), file.etag):
-        kept = {k: v for k, v in headers.items() if k.lower().encode("latin-1") in REVALIDATION_HEADERS}
-        return Response(status_code=304, headers=kept)
-    headers["Content-Type"] = media_type_of(path)
-    if coding != "identity":
-        headers["Content-Encoding"] = coding
-    status, offset, length = 200, 0, file.size
+    coding = (
+        "identity" if range_header else negotiate(request.headers.get("accept-encoding"), stored_codings(release, path))
+    )
+    prepared = Prepared.of(release, path, coding, immutable)
+    if prepared is None:
+        raise ProblemError(404, f"Release {release.version} has no file {path!r}.", slug="no-release-file")
+    if etag_matches(request.headers.get("if-none-match", ""), prepared.file.etag):
+        return Response(status_code=304, headers=dict((k.decode(), v.decode()) for k, v in prepared.not_modified))
+    headers, size = dict(prepared.headers), prepared.file.size
+    status, offset, length = 200, 0, size
     if_range = request.headers.get("if-range")
-    if range_header and (if_range is None or if_range == file.etag):
-        chosen = byte_range(range_header, file.size)
+    if range_header and (if_range is None or if_range == prepared.file.etag):
+        chosen = byte_range(range_header, size)
         if chosen is not None:
             first, last = chosen
             status, offset, length = 206, first, last - first + 1
-            headers["Content-Range"] = f"bytes {first}-{last}/{file.size}"
+            headers["Content-Range"] = f"bytes {first}-{last}/{size}"
     headers["Content-Length"] = str(length)
-    return ReleaseFileResponse(release, file.path, offset, length, status, headers)
+    return ReleaseFileResponse(release, prepared.file.path, offset, length, status, headers)
+
+
+# Where an address's file is: the release and the file's path in it, and whether the address is
+# a versioned (immutable) one. Raises ProblemError when there is no such release.
+Locator = Callable[[Scope], tuple[Release, str, bool]]
+
+
+class ReleaseFiles:
+    """An ASGI endpoint sending release files: a request without a Range is answered from the
+    scope with the file's prepared headers; one with a Range goes through ``release_file``."""
+
+    def __init__(self, locate: Locator, name: str) -> None:
+        self.locate = locate
+        self.__name__ = name
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if_none_match = accept_encoding = None  # the first of each, as Request.headers.get gives
+        for name, value in scope["headers"]:
+            if name == b"range" or name == b"if-range":
+                release, path, immutable = self.locate(scope)
+                await release_file(Request(scope, receive), release, path, immutable=immutable)(scope, receive, send)
+                return
+            if name == b"if-none-match" and if_none_match is None:
+                if_none_match = value.decode("latin-1")
+            elif name == b"accept-encoding" and accept_encoding is None:
+                accept_encoding = value.decode("latin-1")
+        release, path, immutable = self.locate(scope)
+        prepared = Prepared.of(release, path, negotiate(accept_encoding, stored_codings(release, path)), immutable)
+        if prepared is None:
+            raise ProblemError(404, f"Release {release.version} has no file {path!r}.", slug="no-release-file")
+        if if_none_match and etag_matches(if_none_match, prepared.file.etag):
+            await send({"type": "http.response.start", "status": 304, "headers": prepared.not_modified})
+            await send({"type": "http.response.body", "body": b""})
+            return
+        await send_slice(release, prepared.file.path, 0, prepared.file.size, scope, send, 200, prepared.whole)

@@ -3,12 +3,11 @@ file of a release at its versioned, immutable address."""
 
 from __future__ import annotations
 
-from starlette.requests import Request
-from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Scope
 
-from serve.release import DOWNLOADS_DIR, RELEASES_PREFIX
-from serve.release_responses import release_file
+from serve.release import DOWNLOADS_DIR, RELEASES_PREFIX, Release
+from serve.release_responses import ReleaseFiles
 
 # The documents served at their own address, from the current release's file of the same path.
 FIXED_DOCUMENTS = (
@@ -25,26 +24,24 @@ FIXED_DOCUMENTS = (
 )
 
 
-async def current_file(request: Request) -> Response:
+def current_file(scope: Scope) -> tuple[Release, str, bool]:
     """The current release's file at the request's path (short-lived: it changes with each release)."""
-    release = request.app.state.snapshots.current.files
-    return release_file(request, release, request.scope["path"].lstrip("/"))
+    return scope["app"].state.snapshots.current.files, scope["path"].lstrip("/"), False
 
 
-async def download(request: Request) -> Response:
-    release = request.app.state.snapshots.current.files
-    return release_file(request, release, f"{DOWNLOADS_DIR}/{request.path_params['name']}")
+def download(scope: Scope) -> tuple[Release, str, bool]:
+    return scope["app"].state.snapshots.current.files, f"{DOWNLOADS_DIR}/{scope['path_params']['name']}", False
 
 
-async def versioned_file(request: Request) -> Response:
+def versioned_file(scope: Scope) -> tuple[Release, str, bool]:
     """A file of a given release, at an address that never changes what it answers."""
-    release = request.app.state.snapshots.release(request.path_params["version"])
-    return release_file(request, release, request.path_params["path"], immutable=True)
+    parameters = scope["path_params"]
+    return scope["app"].state.snapshots.release(parameters["version"]), parameters["path"], True
 
 
-routes = [Route(path, current_file, methods=["GET"], name=path) for path in FIXED_DOCUMENTS]
+routes = [Route(path, ReleaseFiles(current_file, path), methods=["GET"]) for path in FIXED_DOCUMENTS]
 # With path parameters: listed after every fixed-path route (serve.routing indexes those).
 file_routes = [
-    Route(f"/{DOWNLOADS_DIR}/{{name}}", download, methods=["GET"]),
-    Route(RELEASES_PREFIX + "{version}/{path:path}", versioned_file, methods=["GET"]),
+    Route(f"/{DOWNLOADS_DIR}/{{name}}", ReleaseFiles(download, "download"), methods=["GET"]),
+    Route(RELEASES_PREFIX + "{version}/{path:path}", ReleaseFiles(versioned_file, "versioned_file"), methods=["GET"]),
 ]

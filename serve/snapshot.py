@@ -26,6 +26,10 @@ log = logging.getLogger("reuse_data.serve")
 T = TypeVar("T")
 POLL_SECONDS = 1.0
 STREAM_BATCH_ROWS = 2048
+# Bytes of bodies one memo of a snapshot keeps at most (rendered pages, replayed answers, their
+# gzip copies, change documents): at 100,000 products a crawler would otherwise fill them with
+# hundreds of megabytes. The oldest go first.
+MEMO_BYTES = 8 * 1024 * 1024
 
 
 def rows_of(connection: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
@@ -53,6 +57,7 @@ class Snapshot:
     connection: duckdb.DuckDBPyConnection
     release: Release | None = None
     cache: dict[str, Any] = field(default_factory=dict)
+    memo_bytes: dict[str, int] = field(default_factory=dict)  # bytes of bodies each memo holds
 
     @property
     def publisher(self) -> dict[str, Any]:
@@ -102,17 +107,27 @@ class Snapshot:
         """What ``remembered`` keeps for ``key`` in the memo named ``memo``, or None."""
         return self.cache.get(memo, {}).get(key)
 
-    def remembered(self, memo: str, key: Hashable, build: Callable[[], T], kept: int) -> T:
+    def remembered(self, memo: str, key: Hashable, build: Callable[[], T], kept: int, max_bytes: int = MEMO_BYTES) -> T:
         """``build()`` for ``key``, worked out once for this snapshot (which never changes) and kept
-        in the memo named ``memo``; past ``kept`` keys the oldest is dropped, so that clients
-        asking ever new questions cannot grow the server without bound."""
+        in the memo named ``memo``; past ``kept`` keys, or ``max_bytes`` of bodies, the oldest go,
+        so that clients asking ever new questions cannot grow the server without bound."""
         values: dict[Hashable, T] = self.cache.setdefault(memo, {})
         if key in values:
             return values[key]
         value = values[key] = build()
-        if len(values) > kept:
-            del values[next(iter(values))]
+        held = self.memo_bytes[memo] = self.memo_bytes.get(memo, 0) + body_size(value)
+        while len(values) > kept or (held > max_bytes and len(values) > 1):
+            held = self.memo_bytes[memo] = held - body_size(values.pop(next(iter(values))))
         return value
+
+
+def body_size(value: Any) -> int:
+    """The bytes a remembered value holds: a body's length (bytes, or an answer's ``body``); 0 for
+    small structured values, which their memo bounds by count."""
+    if isinstance(value, bytes):
+        return len(value)
+    body = getattr(value, "body", None)
+    return len(body) if isinstance(body, bytes) else 0
 
 
 # Every table a release's documents are built from, in the order they list it. Publish reads
