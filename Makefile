@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup tools build run dev test lint bench bench-scale bench-ask soak lock clean
+.PHONY: help setup tools build run dev test lint bench bench-scale bench-release bench-ask soak lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
@@ -54,6 +54,9 @@ bench: build  ## serving benchmark: every operation against the floor and Datase
 
 bench-scale: setup  ## pipeline scale: builds of 10k-1M readings beside DuckDB's bare read, into RESULTS.md
 	$(BIN)/python -m benchmarks.pipeline_scale --record $(SCALE_ARGS)
+
+bench-release: setup  ## release serving: memory, start and pick-up at 10k and 100k products, beside the previous server
+	$(BIN)/python -m benchmarks.release_serving --record $(RELEASE_ARGS)
 
 bench-ask: build  ## ask engine: held-out accuracy per language and latency, beside the lexical engine alone
 	$(BIN)/python benchmarks/ask_engine.py --record $(ASK_ARGS)

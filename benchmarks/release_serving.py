@@ -13,8 +13,8 @@ home. Then each of two servers, one uvicorn worker each, serves that build:
 
 For each: the seconds from the process's start to its first 200 of ``products.json``; its
 resident memory then, and after each fixed document and a page were fetched once; then a new
-release is published (ours: the same marts published again, every file written; the
-baseline: the same file under a new version) and, from the moment ``CURRENT`` switches, the
+release is published (ours: the same marts published again, every file written, timed; the
+baseline: the same file copied under a new version) and, from the moment ``CURRENT`` switches, the
 seconds until the server answers from the new version, the peak growth of its memory
 meanwhile (sampled every ``SAMPLE_SECONDS``) and the slowest ``page.json`` it answered meanwhile.
 
@@ -61,6 +61,7 @@ class Served:
     start_s: float
     rss_started_mb: float
     rss_warm_mb: float
+    publish_s: float
     pickup_s: float
     pickup_growth_mb: float
     slowest_page_ms: float
@@ -112,6 +113,7 @@ def measure(process: subprocess.Popen, start_s: float, port: int, publish: Calla
     sampler = threading.Thread(target=sample)
     sampler.start()
     try:
+        began = time.perf_counter()
         version = publish()
         switched = time.perf_counter()
         slowest = 0.0
@@ -126,7 +128,8 @@ def measure(process: subprocess.Popen, start_s: float, port: int, publish: Calla
     finally:
         stop.set()
         sampler.join()
-    return Served(start_s, rss_started / mb, rss_warm / mb, pickup, (peak[0] - rss_warm) / mb, slowest * 1000)
+    growth = (peak[0] - rss_warm) / mb
+    return Served(start_s, rss_started / mb, rss_warm / mb, switched - began, pickup, growth, slowest * 1000)
 
 
 def baseline_checkout(work: Path) -> Path:
@@ -185,6 +188,7 @@ def report(runs: list[tuple[int, int, Served, Served]]) -> str:
         "start (s)",
         "RSS started (MB)",
         "RSS warm (MB)",
+        "publish (s)",
         "pick-up (s)",
         "pick-up growth (MB)",
         "slowest page.json during pick-up (ms)",
@@ -200,6 +204,7 @@ def report(runs: list[tuple[int, int, Served, Served]]) -> str:
                     f"{served.start_s:.2f}",
                     f"{served.rss_started_mb:.0f}",
                     f"{served.rss_warm_mb:.0f}",
+                    f"{served.publish_s:.1f}",
                     f"{served.pickup_s:.2f}",
                     f"{served.pickup_growth_mb:+.0f}",
                     f"{served.slowest_page_ms:.0f}",

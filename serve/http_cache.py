@@ -29,7 +29,7 @@ CORS_HEADERS = {"Access-Control-Allow-Origin": "*", "Access-Control-Expose-Heade
 ALLOWED_METHODS = "GET, HEAD, OPTIONS"
 GZIP_MINIMUM_BYTES = 1024  # smaller bodies go as they are: compressing them saves next to nothing
 GZIP_LEVEL = 6
-GZIP_BODIES_KEPT = 100_000  # keyed bodies are fixed documents and pages: bounded by the snapshot
+GZIP_BODIES_KEPT = 100_000  # keyed bodies are rendered pages; MEMO_BYTES bounds them in bytes too
 STREAM_GZIP_LEVEL = 1  # streams are compressed as they leave, on the event loop: the fastest level
 
 
