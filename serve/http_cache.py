@@ -3,8 +3,9 @@
 
 All of it is decided here, per response, rather than in middleware wrapped around every
 request: the API is public and read-only, so its CORS headers are the same on every response
-and only preflights need a middleware (``Preflight``), and a body fixed per snapshot is
-compressed once per snapshot, not once per request.
+and only preflights need a middleware (``Preflight``), and a body built per snapshot (a
+rendered page) is compressed once per snapshot, not once per request. The release's own
+files carry their ETags and compressed copies from publish (``serve.release_responses``).
 """
 
 from __future__ import annotations

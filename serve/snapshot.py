@@ -1,8 +1,9 @@
 """The release a server answers from: checked and loaded once, swapped whole when a new one lands.
 
 A request takes ``holder.current`` once and answers from that object only, so no response
-mixes two snapshots. A watcher polls ``CURRENT``; a new version is loaded and precomputed
-off the event loop and then swapped in with one assignment, so a switch fails no request.
+mixes two snapshots. A watcher polls ``CURRENT``; a new release is checked against its
+manifest and loaded off the event loop and then swapped in with one assignment, so a switch
+fails no request.
 """
 
 from __future__ import annotations
