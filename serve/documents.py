@@ -19,6 +19,7 @@ import orjson
 
 from serve.openapi import CC_BY_URL, OPERATIONS
 from serve.snapshot import Snapshot
+from warehouse.contract import PRIVATE_COLUMNS
 
 JSON_COLUMNS = {"specs", "variants", "editorial_scores"}
 
@@ -81,21 +82,22 @@ USAGE = {
 
 @dataclass(frozen=True)
 class Collection:
-    """A collection document: its usage note, the key its items are listed under, the table
-    (``serve.snapshot.TABLE_QUERIES``) its items are the rows of, and the columns they leave out."""
+    """A collection document: its usage note, the key its items are listed under, and the table
+    (``serve.snapshot.TABLE_QUERIES``) its items are the rows of, less its private columns."""
 
     usage: str
     key: str
     table: str
-    drop: tuple[str, ...] = ()
+
+    @property
+    def drop(self) -> tuple[str, ...]:
+        return PRIVATE_COLUMNS.get(self.table, ())
 
 
 COLLECTIONS: dict[str, Collection] = {  # by URL path
     "/api/public/products.json": Collection("products", "products", "products"),
-    "/api/public/recommendations.json": Collection(
-        "recommendations", "recommendations", "recommendations", ("position",)
-    ),
-    "/api/public/answers.json": Collection("answers", "answers", "answers", ("position",)),
+    "/api/public/recommendations.json": Collection("recommendations", "recommendations", "recommendations"),
+    "/api/public/answers.json": Collection("answers", "answers", "answers"),
     "/api/public/content.json": Collection("content", "items", "content"),
 }
 

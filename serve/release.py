@@ -8,6 +8,7 @@ index of them rather than the records.
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -30,7 +31,7 @@ DOWNLOADS_DIR = "api/public/downloads"
 PAGE_PACK = "records/page.json.pack"  # every page.json document end to end
 PAGE_PACK_GZIP = "records/page.json.pack.gz"  # each of them gzipped alone, end to end
 PAGE_INDEX = "records/page.json.index.npy"  # where each is in the two packs, and its ETag
-PAGE_PATHS = "records/page.json.paths.txt"  # whose: the page paths, one per line, in the same order
+PAGE_PATHS = "records/page.json.paths.txt"  # whose: the page paths, one per line, in the index's order
 RELEASES_PREFIX = "/releases/"
 
 
@@ -49,56 +50,90 @@ class PackedRecord:
     etag: str
 
 
+def path_key(path: bytes) -> int:
+    """The 64-bit key a page path is sorted and found by."""
+    return int.from_bytes(hashlib.blake2b(path, digest_size=8).digest(), "little")
+
+
 class PageIndex:
-    """The page paths of a release and where each page.json lies in the packs: one structured
-    array (``PAGE_INDEX``, NumPy's own format) and the paths one per line (``PAGE_PATHS``), both
-    sorted by the paths' UTF-8 bytes. A path is found by binary search in an array of fixed-width
-    bytes: a hundred thousand pages cost a few megabytes, not a Python object each, and reading
-    them needs no library the server does not load anyway."""
+    """The page paths of a release and where each page.json lies in the packs.
+
+    ``PAGE_INDEX`` (NumPy's own format) holds a row per page, sorted by the 64-bit key of its
+    path (``path_key``): where its document lies in each pack, its ETag, and where its path lies
+    in ``PAGE_PATHS``. A path is found by binary search over the keys, then confirmed by reading
+    its bytes from ``PAGE_PATHS`` (keys of two paths may collide). A hundred thousand pages hold
+    under 6 MB, not a Python object each, and reading them needs no library the server does not
+    load anyway."""
 
     DTYPE = np.dtype(
-        [("offset", "<i8"), ("length", "<i8"), ("gzip_offset", "<i8"), ("gzip_length", "<i8"), ("etag", "S32")]
+        [
+            ("key", "<u8"),
+            ("offset", "<i8"),
+            ("length", "<i4"),
+            ("gzip_offset", "<i8"),
+            ("gzip_length", "<i4"),
+            ("path_offset", "<i8"),
+            ("path_length", "<i4"),
+            ("etag", "u1", (16,)),  # the first 16 bytes of the document's sha256 (raw: "S" would drop NULs)
+        ]
     )
 
-    def __init__(self, paths: list[bytes], entries: np.ndarray) -> None:
-        if len(paths) != len(entries) or entries.dtype != self.DTYPE:
-            raise ReleaseError(f"the page index lists {len(entries)} entries for {len(paths)} paths")
-        self.paths = np.array(paths, dtype=bytes)  # fixed width: the longest path's
-        self.entries = entries
+    def __init__(self, paths_file: Path, rows: np.ndarray) -> None:
+        if rows.dtype != self.DTYPE:
+            raise ReleaseError(f"the page index has columns {rows.dtype}, not {self.DTYPE}")
+        self.keys = np.ascontiguousarray(rows["key"])
+        self.rows = rows
+        self._paths = os.open(paths_file, os.O_RDONLY)
 
     @classmethod
     def read(cls, folder: Path) -> PageIndex:
-        text = (folder / PAGE_PATHS).read_bytes()
-        return cls(text.split(b"\n") if text else [], np.load(folder / PAGE_INDEX, allow_pickle=False))
+        return cls(folder / PAGE_PATHS, np.load(folder / PAGE_INDEX, allow_pickle=False))
 
     @classmethod
-    def write(cls, folder: Path, pages: list[tuple[str, tuple[int, int, int, int, str]]]) -> None:
-        """Write the index of ``pages``, (path, (offset, length, gzip offset, gzip length, etag)) each."""
-        if any("\n" in path for path, _ in pages):
-            raise ValueError("a page path holds a line break: the page index lists one path per line")
-        ordered = sorted((path.encode(), entry) for path, entry in pages)
+    def write(cls, folder: Path, pages: list[tuple[str, tuple[int, int, int, int, bytes]]]) -> None:
+        """Write the index of ``pages``: (path, (offset, length, gzip offset, gzip length, sha256 digest)) each."""
+        ordered = sorted((path_key(path.encode()), path.encode(), entry) for path, entry in pages)
+        rows, position = [], 0
+        for key, path, (offset, length, gzip_offset, gzip_length, digest) in ordered:
+            rows.append((key, offset, length, gzip_offset, gzip_length, position, len(path), tuple(digest[:16])))
+            position += len(path) + 1
         (folder / PAGE_PATHS).parent.mkdir(parents=True, exist_ok=True)
-        (folder / PAGE_PATHS).write_bytes(b"\n".join(path for path, _ in ordered))
+        (folder / PAGE_PATHS).write_bytes(b"".join(path + b"\n" for _, path, _ in ordered))
         with (folder / PAGE_INDEX).open("wb") as out:  # np.save would add .npy to a name without it
-            np.save(out, np.array([entry for _, entry in ordered], dtype=cls.DTYPE), allow_pickle=False)
+            np.save(out, np.array(rows, dtype=cls.DTYPE), allow_pickle=False)
 
     def _row(self, path: str) -> int | None:
-        key = path.encode()
-        row = int(np.searchsorted(self.paths, key))
-        return row if row < len(self.paths) and self.paths[row] == key else None
+        wanted = path.encode()
+        key = np.uint64(path_key(wanted))
+        row = int(np.searchsorted(self.keys, key))
+        while row < len(self.keys) and self.keys[row] == key:
+            at, length = int(self.rows["path_offset"][row]), int(self.rows["path_length"][row])
+            if length == len(wanted) and os.pread(self._paths, length, at) == wanted:
+                return row
+            row += 1
+        return None
 
     def __contains__(self, path: str) -> bool:
         return self._row(path) is not None
 
     def __len__(self) -> int:
-        return len(self.paths)
+        return len(self.keys)
 
     def get(self, path: str) -> PackedRecord | None:
         row = self._row(path)
         if row is None:
             return None
-        offset, length, gzip_offset, gzip_length, etag = self.entries[row].tolist()
-        return PackedRecord(offset, length, gzip_offset, gzip_length, f'"{etag.decode()}"')
+        entry = self.rows[row]
+        return PackedRecord(
+            int(entry["offset"]),
+            int(entry["length"]),
+            int(entry["gzip_offset"]),
+            int(entry["gzip_length"]),
+            f'"{entry["etag"].tobytes().hex()}"',
+        )
+
+    def __del__(self) -> None:
+        os.close(self._paths)
 
 
 @dataclass

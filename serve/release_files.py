@@ -27,11 +27,19 @@ import zstandard
 
 from serve import documents, openapi
 from serve.openapi import BENCH_COLUMNS, OPERATIONS
-from serve.release import DOWNLOADS_DIR, ENCODINGS, PAGE_PACK, PAGE_PACK_GZIP, PageIndex, media_type_of
+from serve.release import (
+    DOWNLOADS_DIR,
+    ENCODINGS,
+    PAGE_PACK,
+    PAGE_PACK_GZIP,
+    RELEASES_PREFIX,
+    PageIndex,
+    media_type_of,
+)
 from serve.snapshot import Snapshot, read_snapshot
 from warehouse.contract import DISTRIBUTED_TABLES, PRIVATE_COLUMNS, STORED_ORDER
 from warehouse.manifest import sha256_of
-from warehouse.snapshots import SnapshotInfo, publish
+from warehouse.snapshots import SnapshotInfo, publish, sql_string
 
 COMPRESS_MINIMUM_BYTES = 1024  # smaller files go as they are: compressing them saves next to nothing
 GZIP_LEVEL = 6  # level 9 saves about 1 % more and takes twice as long on claims.jsonl
@@ -42,6 +50,7 @@ COPY_BYTES = 1024 * 1024
 # (Not the per-sample readings: at 10M readings their CSV is 2.8 GB to the Parquet's 0.3 GB.)
 TEXT_FORMATS: dict[str, tuple[str, ...]] = {"bench_measurements": ("csv", "jsonl")}
 COPY_OPTIONS = {"parquet": "FORMAT parquet, COMPRESSION zstd", "csv": "FORMAT csv, HEADER", "jsonl": "FORMAT json"}
+FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON lines"}
 
 # URL path (no leading slash) of each fixed document -> how it is written from the snapshot.
 # The dataset descriptor comes last, as it lists the others' sizes and sha256 (``DATASET``).
@@ -86,15 +95,10 @@ def write_release_files(folder: Path, snapshot_file: Path) -> None:
         snapshot.connection.close()
 
 
-def _sql_string(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def write_distributions(folder: Path, snapshot: Snapshot) -> list[dict[str, Any]]:
     """Each public table as Parquet (the bench measurements also as CSV and JSON lines); their
     dataset.json entries, the collections' documents included, with size and sha256."""
-    target = folder / DOWNLOADS_DIR
-    target.mkdir(parents=True, exist_ok=True)
+    (folder / DOWNLOADS_DIR).mkdir(parents=True, exist_ok=True)
     written: list[tuple[str, str]] = []  # (path, what it holds)
     for table in DISTRIBUTED_TABLES:
         columns = ", ".join(f'"{c}"' for c in BENCH_COLUMNS) if table == "bench_measurements" else "*"
@@ -104,15 +108,15 @@ def write_distributions(folder: Path, snapshot: Snapshot) -> list[dict[str, Any]
             select += f" ORDER BY {STORED_ORDER[table]}"
         for extension in ("parquet", *TEXT_FORMATS.get(table, ())):
             path = f"{DOWNLOADS_DIR}/{table}.{extension}"
-            target = _sql_string(str(folder / path))
-            snapshot.connection.execute(f"COPY ({select}) TO {target} ({COPY_OPTIONS[extension]})")
+            destination = sql_string(str(folder / path))
+            snapshot.connection.execute(f"COPY ({select}) TO {destination} ({COPY_OPTIONS[extension]})")
             compress_copies(folder, path)
-            written.append((path, f"Table {table} ({extension.upper()})"))
+            written.append((path, f"The {table} table, whole ({FORMAT_NAMES[extension]})"))
     for operation in OPERATIONS:  # the collections, downloadable as they are served
         path = operation.path.lstrip("/")
         if operation.download and path in DOCUMENTS:
             written.append((path, operation.download))
-    version_root = f"{snapshot.base_url}/releases/{snapshot.version}/"
+    version_root = f"{snapshot.base_url}{RELEASES_PREFIX}{snapshot.version}/"
     return [
         {"name": name, "path": path, "contentUrl": version_root + path, "encodingFormat": media_type_of(path)}
         for path, name in written
@@ -161,11 +165,11 @@ def _write_zstd(source: Path, target: Path) -> None:
 def write_page_pack(folder: Path, snapshot: Snapshot) -> None:
     """Every page.json document end to end, each also gzipped alone, and the index of both."""
     (folder / PAGE_PACK).parent.mkdir(parents=True, exist_ok=True)
-    pages: list[tuple[str, tuple[int, int, int, int, str]]] = []
+    pages: list[tuple[str, tuple[int, int, int, int, bytes]]] = []
     with (folder / PAGE_PACK).open("wb") as pack, (folder / PAGE_PACK_GZIP).open("wb") as gzip_pack:
         for path, body in documents.page_documents(snapshot):
             compressed = gzip.compress(body, GZIP_LEVEL, mtime=0)
-            entry = (pack.tell(), len(body), gzip_pack.tell(), len(compressed), sha256(body).hexdigest()[:32])
+            entry = (pack.tell(), len(body), gzip_pack.tell(), len(compressed), sha256(body).digest())
             pages.append((path, entry))
             pack.write(body)
             gzip_pack.write(compressed)

@@ -7,21 +7,12 @@ from starlette.routing import Route
 from starlette.types import Scope
 
 from serve.release import DOWNLOADS_DIR, RELEASES_PREFIX, Release
+from serve.release_files import DATASET, DOCUMENTS
 from serve.release_responses import ReleaseFiles
 
-# The documents served at their own address, from the current release's file of the same path.
-FIXED_DOCUMENTS = (
-    "/api/public/products.json",
-    "/api/public/recommendations.json",
-    "/api/public/answers.json",
-    "/api/public/content.json",
-    "/api/public/capabilities.json",
-    "/api/public/dataset.json",
-    "/api/public/press-kit.json",
-    "/api/public/claims.jsonl",
-    "/api/public/openapi.json",
-    "/llms-full.txt",
-)
+# The documents served at their own address, from the current release's file of the same path:
+# every document publish writes.
+FIXED_DOCUMENTS = tuple(f"/{path}" for path in (*DOCUMENTS, DATASET))
 
 
 def current_file(scope: Scope) -> tuple[Release, str, bool]:

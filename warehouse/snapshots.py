@@ -138,7 +138,8 @@ def open_snapshot(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         connection.close()
 
 
-def _sql_string(text: str) -> str:
+def sql_string(text: str) -> str:
+    """``text`` as a SQL string literal."""
     return "'" + text.replace("'", "''") + "'"
 
 
@@ -188,7 +189,7 @@ def publish(
             # Attached under its own catalog name (the file's stem), so that a mart kept as a
             # view, whose SQL names that catalog, resolves here as it does in the warehouse.
             build = '"' + build_warehouse.stem.replace('"', '""') + '"'
-            connection.execute(f"ATTACH {_sql_string(str(build_warehouse))} AS {build} (READ_ONLY)")
+            connection.execute(f"ATTACH {sql_string(str(build_warehouse))} AS {build} (READ_ONLY)")
             refuse_incomplete(connection, f"{build}.{MARTS_SCHEMA}")
             base_url = connection.execute(f"SELECT base_url FROM {build}.{MARTS_SCHEMA}.publisher").fetchone()[0]
             for table in PUBLISHED_TABLES:
