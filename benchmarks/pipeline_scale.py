@@ -43,9 +43,10 @@ from pathlib import Path
 
 import duckdb
 
+from benchmarks import results
 from benchmarks.harness import dagster_daemon, home_environment, home_layout, measured_run, serving
 from benchmarks.load import first_byte_ms
-from benchmarks.results import machine, markdown_table, record
+from benchmarks.results import machine, markdown_table
 from pipelines.build import latest_materialization_metadata
 from reuse_data.bench_sheets import SHEET_COLUMNS, csv_separator
 from reuse_data.intake_store import IntakeStore
@@ -89,6 +90,13 @@ def size_label(size: int) -> str:
         if size >= divisor and size % divisor == 0:
             return f"{size // divisor}{unit}"
     return str(size)
+
+
+def inputs_folder() -> Path:
+    """Where generated publishers (and the homes built from them) are kept between runs."""
+    folder = load_settings().home / "bench" / "pipeline"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 def generated_inputs(folder: Path, measurements: int) -> Path:
@@ -290,8 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
     sizes = sorted(parse_size(size) for size in args.sizes.split(","))
-    folder = load_settings().home / "bench" / "pipeline"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = inputs_folder()
     # dbt parses a changed project once; done here, no size's build is charged for it.
     subprocess.run([sys.executable, "-c", "import pipelines.project"], cwd=PROJECT_ROOT, check=True)
     runs = [run_size(folder, size) for size in sizes]
@@ -299,9 +306,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Machine: {machine()}. Command: `python -m benchmarks.pipeline_scale --sizes {args.sizes}`. "
         f"One product per {READINGS_PER_PRODUCT} readings.\n\n{report(runs)}\n"
     )
-    print(body)
-    if args.record:
-        print(f"appended to {record('Pipeline scale', body)}", file=sys.stderr)
+    results.report("Pipeline scale", body, args.record)
     return 0
 
 

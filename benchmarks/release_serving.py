@@ -31,7 +31,6 @@ import argparse
 import datetime as dt
 import shutil
 import subprocess
-import sys
 import tempfile
 import threading
 import time
@@ -41,10 +40,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks import results
 from benchmarks.harness import free_port, home_environment, home_layout, process_tree_rss
-from benchmarks.pipeline_scale import READINGS_PER_PRODUCT, generated_inputs, parse_size, size_label
-from benchmarks.results import machine, markdown_table, record
-from reuse_data.settings import PROJECT_ROOT, load_settings
+from benchmarks.pipeline_scale import (
+    CLI,
+    READINGS_PER_PRODUCT,
+    generated_inputs,
+    inputs_folder,
+    parse_size,
+    size_label,
+)
+from benchmarks.results import machine, markdown_table
+from reuse_data.settings import PROJECT_ROOT
 from serve.release_files import publish_release
 from serve.routes_catalogue import FIXED_DOCUMENTS
 from warehouse.snapshots import current_version, new_version, snapshot_path
@@ -53,7 +60,6 @@ from warehouse.snapshots import current_version, new_version, snapshot_path
 BASELINE_COMMIT = "388730b"
 SAMPLE_SECONDS = 0.02
 PAGE = "/api/public/page.json?path=/guides/start-here"
-CLI = [sys.executable, "-m", "reuse_data.cli"]
 
 
 @dataclass
@@ -222,8 +228,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="1M,10M", help="bench readings per run (default 1M,10M)")
     parser.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
-    folder = load_settings().home / "bench" / "pipeline"
-    folder.mkdir(parents=True, exist_ok=True)
+    folder = inputs_folder()
     runs = []
     for readings in sorted(parse_size(size) for size in args.sizes.split(",")):
         products, ours, baseline = run_size(folder, readings)
@@ -232,9 +237,7 @@ def main(argv: list[str] | None = None) -> int:
         f"Machine: {machine()}. Command: `python -m benchmarks.release_serving --sizes {args.sizes}`. "
         f"Baseline: the server as of {BASELINE_COMMIT}, on the same snapshot, in the same run.\n\n{report(runs)}\n"
     )
-    print(body)
-    if args.record:
-        print(f"appended to {record('Release serving', body)}", file=sys.stderr)
+    results.report("Release serving", body, args.record)
     return 0
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import platform
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -30,3 +31,10 @@ def record(title: str, body: str) -> Path:
     with RESULTS.open("a", encoding="utf-8") as results:
         results.write(f"\n### {title}, {stamp}\n\n{body.strip()}\n")
     return RESULTS
+
+
+def report(title: str, body: str, keep: bool) -> None:
+    """Print ``body``; with ``keep``, also append it to RESULTS.md under ``title`` (and say so)."""
+    print(body)
+    if keep:
+        print(f"appended to {record(title, body)}", file=sys.stderr)
