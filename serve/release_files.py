@@ -25,6 +25,7 @@ from typing import Any, BinaryIO
 
 import zstandard
 
+from reuse_data.input_problems import sha256_of
 from serve import documents, openapi
 from serve.openapi import BENCH_COLUMNS, OPERATIONS
 from serve.release import (
@@ -38,7 +39,6 @@ from serve.release import (
 )
 from serve.snapshot import Snapshot, read_snapshot
 from warehouse.contract import DISTRIBUTED_TABLES, PRIVATE_COLUMNS, STORED_ORDER
-from warehouse.manifest import sha256_of
 from warehouse.snapshots import SnapshotInfo, publish, sql_string
 
 COMPRESS_MINIMUM_BYTES = 1024  # smaller files go as they are: compressing them saves next to nothing

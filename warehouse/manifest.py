@@ -7,18 +7,17 @@ any, so a release with a missing, truncated or altered file is refused as a whol
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
 import orjson
 
+from reuse_data.file_digests import file_digests
+
 MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = 1
-READ_BYTES = 1024 * 1024
 
 
 class ReleaseError(RuntimeError):
@@ -70,14 +69,6 @@ class Manifest:
         return cls(data["version"], data["base_url"], data["published_at"], files)
 
 
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        while block := handle.read(READ_BYTES):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def release_files(folder: Path) -> Iterator[Path]:
     """Every file under ``folder`` but the manifest, in a stable order."""
     for path in sorted(folder.rglob("*")):
@@ -87,10 +78,11 @@ def release_files(folder: Path) -> Iterator[Path]:
 
 def write_manifest(folder: Path, version: str, base_url: str, published_at: str) -> Manifest:
     """List every file of the finished release ``folder`` in its manifest (written and synced last)."""
+    paths = list(release_files(folder))
     files = {}
-    for path in release_files(folder):
+    for path, digest in zip(paths, file_digests(paths), strict=True):
         relative = path.relative_to(folder).as_posix()
-        files[relative] = ReleaseFile(relative, path.stat().st_size, sha256_of(path))
+        files[relative] = ReleaseFile(relative, path.stat().st_size, digest)
     manifest = Manifest(version, base_url, published_at, files)
     target = folder / MANIFEST_FILE
     with target.open("wb") as handle:
@@ -113,7 +105,8 @@ def verify(folder: Path, manifest: Manifest) -> None:
     """Raise ReleaseError naming every file of ``manifest`` that is missing from ``folder`` or differs.
 
     Sizes first (a missing or truncated file is found without reading any), then every file's
-    sha256, largest first, on as many threads as there are cores (hashlib hashes without the GIL).
+    sha256 on as many threads as there are cores (``reuse_data.file_digests``, with no cache:
+    a release is checked by its content, never by its files' stat).
     """
     faults, to_hash = [], []
     for file in manifest.files.values():
@@ -127,14 +120,13 @@ def verify(folder: Path, manifest: Manifest) -> None:
         else:
             to_hash.append(file)
     if not faults:
-        to_hash.sort(key=lambda file: -file.size)
-        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
-            digests = pool.map(lambda file: sha256_of(folder / file.path), to_hash)
-            faults = [
-                f"{file.path} differs from its sha256 in the manifest"
-                for file, digest in zip(to_hash, digests, strict=True)
-                if digest != file.sha256
-            ]
+        to_hash.sort(key=lambda file: -file.size)  # the largest first, so the threads finish together
+        digests = file_digests([folder / file.path for file in to_hash])
+        faults = [
+            f"{file.path} differs from its sha256 in the manifest"
+            for file, digest in zip(to_hash, digests, strict=True)
+            if digest != file.sha256
+        ]
     if faults:
         shown = "; ".join(faults[:5]) + (f"; and {len(faults) - 5} more" if len(faults) > 5 else "")
         raise ReleaseError(f"release {manifest.version} is incomplete or altered: {shown}")
