@@ -112,11 +112,14 @@ REVALIDATION_HEADERS = frozenset(
 )
 
 
-def cache_headers(snapshot: Snapshot, etag: str, vary_language: bool = False) -> dict[str, str]:
+def cache_headers(
+    version: str, etag: str, vary_language: bool = False, cache_control: str = CACHE_CONTROL
+) -> dict[str, str]:
+    """The validator and caching headers of an answer from release ``version``."""
     return {
         "ETag": etag,
-        "Cache-Control": CACHE_CONTROL,
-        "X-Dataset-Version": snapshot.version,
+        "Cache-Control": cache_control,
+        "X-Dataset-Version": version,
         "Vary": "Accept-Encoding, Accept-Language" if vary_language else "Accept-Encoding",
         **CORS_HEADERS,
     }
@@ -124,7 +127,7 @@ def cache_headers(snapshot: Snapshot, etag: str, vary_language: bool = False) ->
 
 def not_modified(request: Request, snapshot: Snapshot, etag: str, vary_language: bool = False) -> Response | None:
     if etag_matches(request.headers.get("if-none-match", ""), etag):
-        return Response(status_code=304, headers=cache_headers(snapshot, etag, vary_language))
+        return Response(status_code=304, headers=cache_headers(snapshot.version, etag, vary_language))
     return None
 
 
@@ -153,7 +156,7 @@ def cached(
     unchanged = not_modified(request, snapshot, etag, vary_language)
     if unchanged is not None:
         return unchanged
-    headers = {**cache_headers(snapshot, etag, vary_language), **(extra_headers or {})}
+    headers = {**cache_headers(snapshot.version, etag, vary_language), **(extra_headers or {})}
     if gzipped:
         body = compressed(snapshot, body, key)
         headers["Content-Encoding"] = "gzip"
@@ -181,7 +184,7 @@ def streamed(
     unchanged = not_modified(request, snapshot, etag)
     if unchanged is not None:
         return unchanged
-    headers = {**cache_headers(snapshot, etag), **(extra_headers or {})}
+    headers = {**cache_headers(snapshot.version, etag), **(extra_headers or {})}
     if gzipped:
         chunks = gzip_stream(chunks)
         headers["Content-Encoding"] = "gzip"

@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from serve.http_cache import CACHE_CONTROL, CORS_HEADERS, REVALIDATION_HEADERS, etag_matches, negotiate
+from serve.http_cache import CACHE_CONTROL, REVALIDATION_HEADERS, cache_headers, etag_matches, negotiate
 from serve.problems import ProblemError
 from serve.release import ENCODINGS, Release, media_type_of
 from warehouse.manifest import ReleaseFile
@@ -61,12 +61,8 @@ class Prepared:
             if file is None:
                 return None
             headers = {
-                "ETag": file.etag,
-                "Cache-Control": IMMUTABLE if immutable else CACHE_CONTROL,
-                "X-Dataset-Version": release.version,
-                "Vary": "Accept-Encoding",
+                **cache_headers(release.version, file.etag, cache_control=IMMUTABLE if immutable else CACHE_CONTROL),
                 "Accept-Ranges": "bytes",
-                **CORS_HEADERS,
                 "Content-Type": media_type_of(path),
                 **({"Content-Encoding": coding} if coding != "identity" else {}),
             }

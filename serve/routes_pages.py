@@ -10,7 +10,7 @@ from starlette.routing import Route
 
 from serve import params
 from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
-from serve.http_cache import CACHE_CONTROL, CORS_HEADERS, JSON, Replayed, accepts_gzip, cached, etag_matches
+from serve.http_cache import JSON, Replayed, accepts_gzip, cache_headers, cached, not_modified
 from serve.openapi import MAX_PATH_LENGTH
 from serve.problems import ProblemError
 from serve.snapshot import Snapshot
@@ -18,7 +18,8 @@ from serve.snapshot import Snapshot
 
 async def page(request: Request) -> Response:
     path = params.required_text(request, "path", MAX_PATH_LENGTH)
-    release = request.app.state.snapshots.current.files
+    snapshot = request.app.state.snapshots.current
+    release = snapshot.files
     record = release.pages.get(path)
     if record is None:
         raise ProblemError(
@@ -29,15 +30,10 @@ async def page(request: Request) -> Response:
         )
     gzipped = accepts_gzip(request)
     etag = record.etag[:-1] + '-gzip"' if gzipped else record.etag
-    headers = {
-        "ETag": etag,
-        "Cache-Control": CACHE_CONTROL,
-        "X-Dataset-Version": release.version,
-        "Vary": "Accept-Encoding",
-        **CORS_HEADERS,
-    }
-    if etag_matches(request.headers.get("if-none-match", ""), etag):
-        return Response(status_code=304, headers=headers)
+    unchanged = not_modified(request, snapshot, etag)
+    if unchanged is not None:
+        return unchanged
+    headers = cache_headers(snapshot.version, etag)
     if gzipped:
         headers["Content-Encoding"] = "gzip"
     return Response(release.page(path, gzipped), media_type=JSON, headers=headers)
