@@ -85,6 +85,11 @@ def parse_size(text: str) -> int:
     return int(float(text[:-1] if multiplier > 1 else text) * multiplier)
 
 
+def parse_sizes(text: str) -> list[int]:
+    """'10k,1M' → [10_000, 1_000_000], smallest first."""
+    return sorted(parse_size(size) for size in text.split(","))
+
+
 def size_label(size: int) -> str:
     for unit, divisor in (("M", 1_000_000), ("k", 1_000)):
         if size >= divisor and size % divisor == 0:
@@ -297,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sizes", default="10k,100k,1M", help="bench readings per run (default 10k,100k,1M)")
     parser.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
-    sizes = sorted(parse_size(size) for size in args.sizes.split(","))
+    sizes = parse_sizes(args.sizes)
     folder = inputs_folder()
     # dbt parses a changed project once; done here, no size's build is charged for it.
     subprocess.run([sys.executable, "-c", "import pipelines.project"], cwd=PROJECT_ROOT, check=True)

@@ -47,7 +47,7 @@ from benchmarks.pipeline_scale import (
     READINGS_PER_PRODUCT,
     generated_inputs,
     inputs_folder,
-    parse_size,
+    parse_sizes,
     size_label,
 )
 from benchmarks.results import machine, markdown_table
@@ -230,7 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     folder = inputs_folder()
     runs = []
-    for readings in sorted(parse_size(size) for size in args.sizes.split(",")):
+    for readings in parse_sizes(args.sizes):
         products, ours, baseline = run_size(folder, readings)
         runs.append((readings, products, ours, baseline))
     body = (

@@ -33,8 +33,11 @@ STREAM_BATCH_ROWS = 2048
 MEMO_BYTES = 8 * 1024 * 1024
 
 
-def rows_of(connection: duckdb.DuckDBPyConnection, sql: str) -> list[dict[str, Any]]:
-    cursor = connection.execute(sql)
+def rows_of(
+    connection: duckdb.DuckDBPyConnection, sql: str, parameters: list[Any] | dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The rows of ``sql`` as dicts by column name."""
+    cursor = connection.execute(sql, parameters or [])
     names = [d[0] for d in cursor.description]
     return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
@@ -83,9 +86,7 @@ class Snapshot:
         """Rows of ``sql`` on this snapshot as dicts, on a cursor of their own."""
         cursor = self.cursor()
         try:
-            cursor.execute(sql, parameters or [])
-            names = [d[0] for d in cursor.description]
-            return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+            return rows_of(cursor, sql, parameters)
         finally:
             cursor.close()
 
