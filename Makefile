@@ -12,14 +12,16 @@ export REUSE_DATA_HOME
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
 
-setup: $(STAMP) tools  ## create .venv, install the pinned dependencies, and Chromium and wrk when missing
+setup: $(STAMP) tools  ## create .venv, install the pinned dependencies, and the Debian tools the tests drive
 
-# Debian packages the suite drives: chromium (the upload page's browser tests) and wrk (the
-# serving benchmark and its plumbing test). Installed when missing (as root, or with sudo);
-# where neither works, setup says so and the tests that need them are skipped with the reason.
-DEBIAN_TOOLS := chromium wrk
+# Debian packages the suite drives, as command:package: chromium (the upload page's browser
+# tests), wrk (the serving benchmarks), nginx (the balancer in front of the replicas' test) and
+# PostgreSQL 15 (the production Dagster instance's test). Installed when missing (as root, or
+# with sudo); where neither works, setup says so and the tests that need them are skipped with
+# the reason.
+DEBIAN_TOOLS := chromium:chromium wrk:wrk nginx:nginx-light /usr/lib/postgresql/15/bin/initdb:postgresql-15
 tools:
-	@MISSING=$$(for tool in $(DEBIAN_TOOLS); do command -v $$tool >/dev/null || echo $$tool; done); \
+	@MISSING=$$(for tool in $(DEBIAN_TOOLS); do command -v $${tool%%:*} >/dev/null || echo $${tool##*:}; done); \
 	[ -z "$$MISSING" ] || { \
 	  echo "installing Debian's" $$MISSING "(apt-get)"; \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
