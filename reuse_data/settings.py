@@ -11,6 +11,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 DEFAULT_INTAKE_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_STALE_BUILD_SECONDS = 15 * 60
 DEFAULT_EMBEDDING_CACHE = PROJECT_ROOT / ".cache" / "ask-vectors.sqlite3"
+DEFAULT_BUILD_WAIT_SECONDS = 30 * 60
 
 
 class SettingsError(ValueError):
@@ -29,6 +30,13 @@ class Settings:
         process gone and builds again; ``REUSE_DATA_STALE_BUILD_SECONDS``.
     embedding_cache: the ask engine's entry vectors by model and text hash, shared by every
         home on the machine (``serve.ask.vector_cache``); ``REUSE_DATA_EMBEDDING_CACHE``.
+    publish_to: the object store each publish also uploads its release to, ``s3://bucket/prefix``
+        (None: local disk only); ``REUSE_DATA_PUBLISH_TO``. Its endpoint and credentials are the
+        usual ``AWS_*`` variables (``warehouse.release_store``).
+    dagster_postgres_url: the PostgreSQL database of the production Dagster instance (None: the
+        embedded SQLite instance under ``home``); ``REUSE_DATA_DAGSTER_POSTGRES_URL``.
+    build_wait_seconds: how long a build waits for another one to finish before it gives up
+        (builds run one at a time); ``REUSE_DATA_BUILD_WAIT_SECONDS``.
     """
 
     home: Path
@@ -37,6 +45,9 @@ class Settings:
     intake_max_bytes: int = DEFAULT_INTAKE_MAX_BYTES
     stale_build_seconds: int = DEFAULT_STALE_BUILD_SECONDS
     embedding_cache: Path = DEFAULT_EMBEDDING_CACHE
+    publish_to: str | None = None
+    dagster_postgres_url: str | None = None
+    build_wait_seconds: int = DEFAULT_BUILD_WAIT_SECONDS
 
     @property
     def warehouse_path(self) -> Path:
@@ -81,6 +92,9 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
         intake_max_bytes=_whole_number(env, "REUSE_DATA_INTAKE_MAX_BYTES", DEFAULT_INTAKE_MAX_BYTES),
         stale_build_seconds=_whole_number(env, "REUSE_DATA_STALE_BUILD_SECONDS", DEFAULT_STALE_BUILD_SECONDS),
         embedding_cache=Path(env.get("REUSE_DATA_EMBEDDING_CACHE") or DEFAULT_EMBEDDING_CACHE).expanduser().resolve(),
+        publish_to=env.get("REUSE_DATA_PUBLISH_TO", "").strip() or None,
+        dagster_postgres_url=env.get("REUSE_DATA_DAGSTER_POSTGRES_URL", "").strip() or None,
+        build_wait_seconds=_whole_number(env, "REUSE_DATA_BUILD_WAIT_SECONDS", DEFAULT_BUILD_WAIT_SECONDS),
     )
 
 
