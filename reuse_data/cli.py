@@ -6,20 +6,30 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from reuse_data.intake_cli import add_intake_commands
-from reuse_data.settings import PROJECT_ROOT, SettingsError, load_settings
+from reuse_data.settings import PROJECT_ROOT, Settings, SettingsError, load_settings
+
+if TYPE_CHECKING:
+    from warehouse.release_store import ReleaseStore
 
 EPILOG = """\
 environment:
-  REUSE_DATA_HOME      where all state lives (default: var/ in the project)
-  REUSE_DATA_INPUTS    the raw inputs a build reads (default: demo/)
-  REUSE_DATA_BASE_URL  the public address cited URLs are built on (default: http://127.0.0.1:8000)
+  REUSE_DATA_HOME        where all state lives (default: var/ in the project)
+  REUSE_DATA_INPUTS      the raw inputs a build reads (default: demo/)
+  REUSE_DATA_BASE_URL    the public address cited URLs are built on (default: http://127.0.0.1:8000)
+  REUSE_DATA_PUBLISH_TO  also upload each release to this object store, s3://bucket/prefix
+  REUSE_DATA_SERVE_FROM  serve as a replica of this object store (what `serve --from` sets)
+  REUSE_DATA_ACCESS_LOG  json (one line per request on standard output, the default) or off
+  AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
+                         the object store's endpoint, region and keys
 
 examples:
   reuse-data build                         materialise the demo and publish a snapshot
   reuse-data build --inputs /data/export   build from another publisher's export
   reuse-data serve --port 8000 --workers 2 serve the public API from the current snapshot
+  reuse-data serve --from s3://releases/reuse-data   serve as a replica of an object store
   reuse-data snapshots list                see published snapshots, newest first
   reuse-data snapshots rollback 20261122T081502123Z
   reuse-data demo generate --products 5000 --measurements 200000 --out /tmp/big
@@ -64,6 +74,8 @@ def command_build(args: argparse.Namespace) -> int:
 def command_snapshots_list(args: argparse.Namespace) -> int:
     from warehouse.snapshots import list_snapshots
 
+    if args.store:
+        return _list_store(args.store)
     store = load_settings().snapshots_dir
     snapshots = list_snapshots(store)
     if not snapshots:
@@ -81,15 +93,69 @@ def command_snapshots_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def command_snapshots_rollback(args: argparse.Namespace) -> int:
-    from warehouse.snapshots import SnapshotError, rollback
+def _list_store(url: str) -> int:
+    """The releases in the object store at ``url``, newest first, the one its pointer names starred."""
+    from warehouse.release_store import ReleaseStore, StoreError
 
     try:
-        info = rollback(load_settings().snapshots_dir, args.version)
-    except SnapshotError as error:
+        store = ReleaseStore.open(url)
+        current, held = store.pointer(), store.versions()
+    except StoreError as error:
+        _print(f"error: {error}")
+        return 2
+    if not held:
+        _print(f"no releases in {store.url} yet; set REUSE_DATA_PUBLISH_TO={store.url} and run `reuse-data build`")
+        return 0
+    for version in reversed(held):
+        _print(f"{'* ' if version == current else '  '}{version}")
+    _print(f"* = current in {store.url} (what its replicas serve)")
+    return 0
+
+
+def _publish_store(settings: Settings) -> ReleaseStore | None:
+    """The object store publishes go to (REUSE_DATA_PUBLISH_TO), or None."""
+    from warehouse.release_store import ReleaseStore
+
+    return ReleaseStore.open(settings.publish_to) if settings.publish_to else None
+
+
+def command_snapshots_rollback(args: argparse.Namespace) -> int:
+    from warehouse.release_store import StoreError
+    from warehouse.snapshots import SnapshotError, describe, rollback
+
+    settings = load_settings()
+    try:
+        store = _publish_store(settings)
+        if store is not None:
+            describe(settings.snapshots_dir, args.version)  # refuse before touching the store
+            store.switch(args.version)  # the replicas' pointer first: it is what the public sees
+            _print(f"{store.url} now names {args.version}; its replicas serve it within seconds")
+        info = rollback(settings.snapshots_dir, args.version)
+    except (SnapshotError, StoreError) as error:
         _print(f"error: {error}")
         return 2
     _print(f"current snapshot is now {info.version} (published {info.published_at:%Y-%m-%d %H:%M:%S} UTC)")
+    return 0
+
+
+def command_snapshots_push(args: argparse.Namespace) -> int:
+    from warehouse.release_store import StoreError
+    from warehouse.snapshots import SnapshotError, current_version, describe
+
+    settings = load_settings()
+    if not settings.publish_to:
+        _print("error: set REUSE_DATA_PUBLISH_TO=s3://bucket/prefix (and the AWS_* variables) to push to a store")
+        return 2
+    version = args.version or current_version(settings.snapshots_dir)
+    if version is None:
+        _print(f"error: no snapshot published in {settings.snapshots_dir}; run `reuse-data build` first")
+        return 2
+    try:
+        store = _publish_store(settings)
+        store.publish(describe(settings.snapshots_dir, version).path, report=_print)
+    except (SnapshotError, StoreError) as error:
+        _print(f"error: {error}")
+        return 2
     return 0
 
 
@@ -116,16 +182,34 @@ def command_serve(args: argparse.Namespace) -> int:
     from serve.http_limits import BOUNDED_HTTP
     from warehouse.snapshots import current_version
 
-    settings = load_settings()
-    if current_version(settings.snapshots_dir) is None:
-        _print(f"error: no snapshot published in {settings.snapshots_dir}; run `reuse-data build` first")
-        return 2
     if args.workers < 1:
         _print("error: --workers must be at least 1")
         return 2
+    if args.source:
+        os.environ["REUSE_DATA_SERVE_FROM"] = args.source
+    if args.access_log:
+        os.environ["REUSE_DATA_ACCESS_LOG"] = args.access_log
+    settings = load_settings()
+    if settings.serve_from:
+        from warehouse.release_store import ReleaseStore, StoreError
+
+        try:
+            store = ReleaseStore.open(settings.serve_from)
+            version = store.pointer()
+        except StoreError as error:
+            _print(f"error: {error}")
+            return 2
+        source = f"the releases of {store.url} (now {version or 'none yet'}), cached in {settings.replica_cache}"
+    elif current_version(settings.snapshots_dir) is None:
+        _print(f"error: no snapshot published in {settings.snapshots_dir}; run `reuse-data build` first")
+        return 2
+    else:
+        source = f"the releases in {settings.snapshots_dir}"
+    if args.workers > 1:
+        _share_metrics_between_workers(settings.home)
     _print(
-        f"serving {settings.base_url}/api/public/ on http://{args.host}:{args.port} "
-        f"with {args.workers} worker(s) (Ctrl+C stops)"
+        f"serving {source} on http://{args.host}:{args.port} with {args.workers} worker(s); "
+        f"/readyz, /healthz and /metrics for the operator (Ctrl+C stops)"
     )
     # An import string and a factory, so that each worker process builds its own app.
     uvicorn.run(
@@ -135,11 +219,23 @@ def command_serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level="warning",
-        access_log=False,  # at log level warning it prints nothing, yet costs a log record per request
+        access_log=False,  # the app writes its own, as JSON (serve.access_log)
         timeout_graceful_shutdown=10,
         http=BOUNDED_HTTP,
     )
     return 0
+
+
+def _share_metrics_between_workers(home: Path) -> None:
+    """Point prometheus-client's multiprocess mode at a fresh folder, before any worker starts."""
+    import shutil
+
+    from serve.metrics import MULTIPROCESS_DIR_VARIABLE
+
+    folder = home / "run" / f"metrics-{os.getpid()}"
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    os.environ[MULTIPROCESS_DIR_VARIABLE] = str(folder)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -165,22 +261,54 @@ def build_parser() -> argparse.ArgumentParser:
     serve = commands.add_parser(
         "serve",
         help="serve the public API from the current snapshot",
-        description="Serve the read-only public API. A newly published snapshot is picked up without a restart.",
+        description="Serve the read-only public API. A newly published snapshot is picked up without a restart. "
+        "With --from, serve as a replica: no warehouse, no shared disk, only the object store's current release, "
+        "downloaded and checked against its manifest before it is served.",
     )
     serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument(
         "--workers", type=int, default=1, help="worker processes sharing the port and the snapshot (default 1)"
     )
+    serve.add_argument(
+        "--from",
+        dest="source",
+        metavar="s3://BUCKET/PREFIX",
+        help="serve the release the object store's pointer names (default: REUSE_DATA_SERVE_FROM, else local disk); "
+        "the store's endpoint and credentials are the AWS_* variables",
+    )
+    serve.add_argument(
+        "--access-log",
+        choices=("json", "off"),
+        help="one JSON line per request on standard output, or none (default: REUSE_DATA_ACCESS_LOG, else json)",
+    )
     serve.set_defaults(handler=command_serve)
 
-    snapshots = commands.add_parser("snapshots", help="list published snapshots or roll back to one")
+    snapshots = commands.add_parser(
+        "snapshots", help="list published snapshots, roll back to one, or push one to the object store"
+    )
     snapshot_commands = snapshots.add_subparsers(dest="snapshot_command", required=True, metavar="ACTION")
     listing = snapshot_commands.add_parser("list", help="published snapshots, newest first; * marks the current one")
+    listing.add_argument(
+        "--store", metavar="s3://BUCKET/PREFIX", help="list the releases in this object store instead of local disk"
+    )
     listing.set_defaults(handler=command_snapshots_list)
-    back = snapshot_commands.add_parser("rollback", help="make an earlier snapshot current again")
+    back = snapshot_commands.add_parser(
+        "rollback",
+        help="make an earlier snapshot current again",
+        description="Point CURRENT back at an earlier snapshot. With REUSE_DATA_PUBLISH_TO set, the object store's "
+        "pointer moves first, and every replica following it serves that release within seconds.",
+    )
     back.add_argument("version", help="a version shown by `reuse-data snapshots list`")
     back.set_defaults(handler=command_snapshots_rollback)
+    push = snapshot_commands.add_parser(
+        "push",
+        help="upload a local snapshot to the object store and point the store at it",
+        description="Upload a published release to REUSE_DATA_PUBLISH_TO (every file, the manifest last) and switch "
+        "the store's pointer to it: for a store that was down when the release was built, or a new store.",
+    )
+    push.add_argument("version", nargs="?", help="a version shown by `reuse-data snapshots list` (default: current)")
+    push.set_defaults(handler=command_snapshots_push)
 
     demo = commands.add_parser("demo", help="synthetic publishers for scale tests")
     demo_commands = demo.add_subparsers(dest="demo_command", required=True, metavar="ACTION")

@@ -37,6 +37,12 @@ class Settings:
         embedded SQLite instance under ``home``); ``REUSE_DATA_DAGSTER_POSTGRES_URL``.
     build_wait_seconds: how long a build waits for another one to finish before it gives up
         (builds run one at a time); ``REUSE_DATA_BUILD_WAIT_SECONDS``.
+    serve_from: the object store a replica serves from, ``s3://bucket/prefix`` (None: the local
+        releases under ``home``); ``REUSE_DATA_SERVE_FROM``, or `reuse-data serve --from`.
+    access_log: whether the server writes one JSON line per request to its standard output;
+        ``REUSE_DATA_ACCESS_LOG`` (``json``, the default, or ``off``).
+    metrics: whether the server counts its requests for ``/metrics``; ``REUSE_DATA_METRICS``
+        (``on``, the default, or ``off``; the release's own metrics are always there).
     """
 
     home: Path
@@ -48,6 +54,9 @@ class Settings:
     publish_to: str | None = None
     dagster_postgres_url: str | None = None
     build_wait_seconds: int = DEFAULT_BUILD_WAIT_SECONDS
+    serve_from: str | None = None
+    access_log: bool = True
+    metrics: bool = True
 
     @property
     def warehouse_path(self) -> Path:
@@ -61,6 +70,11 @@ class Settings:
     @property
     def snapshots_dir(self) -> Path:
         return self.home / "snapshots"
+
+    @property
+    def replica_cache(self) -> Path:
+        """Where a replica keeps the releases it downloaded from ``serve_from``."""
+        return self.home / "replica"
 
     @property
     def dagster_home(self) -> Path:
@@ -95,7 +109,17 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
         publish_to=env.get("REUSE_DATA_PUBLISH_TO", "").strip() or None,
         dagster_postgres_url=env.get("REUSE_DATA_DAGSTER_POSTGRES_URL", "").strip() or None,
         build_wait_seconds=_whole_number(env, "REUSE_DATA_BUILD_WAIT_SECONDS", DEFAULT_BUILD_WAIT_SECONDS),
+        serve_from=env.get("REUSE_DATA_SERVE_FROM", "").strip() or None,
+        access_log=_choice(env, "REUSE_DATA_ACCESS_LOG", ("json", "off"), "json") == "json",
+        metrics=_choice(env, "REUSE_DATA_METRICS", ("on", "off"), "on") == "on",
     )
+
+
+def _choice(env: os._Environ[str] | dict[str, str], name: str, choices: tuple[str, ...], default: str) -> str:
+    text = env.get(name, "").strip().lower() or default
+    if text not in choices:
+        raise SettingsError(f"{name} must be one of {', '.join(choices)}, got {text!r}; unset it for {default}")
+    return text
 
 
 def _whole_number(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:

@@ -14,17 +14,24 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
 from reuse_data.settings import Settings, load_settings
-from serve import routes_ask, routes_bench, routes_catalogue, routes_pages, site
+from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
+from serve.access_log import AccessLog
 from serve.http_cache import Preflight
+from serve.metrics import ServiceMetrics
+from serve.observe import Observe
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
+from serve.replica import ReleaseFollower
 from serve.routing import IndexedRouter
 from serve.snapshot import Snapshot, SnapshotHolder
+from warehouse.release_store import ReleaseStore
 
 READER_THREADS = min(4, os.cpu_count() or 1)
 log = logging.getLogger("reuse_data.serve")
 
 
 def create_app(settings: Settings | None = None) -> Starlette:
+    """The app serving the local releases under the home, or, for a replica (``serve_from``), the
+    releases it downloads from the object store into its cache."""
     settings = settings or load_settings()
 
     def prepare(snapshot: Snapshot) -> None:
@@ -39,15 +46,25 @@ def create_app(settings: Settings | None = None) -> Starlette:
             )
         routes_ask.prepare_ask(snapshot)
 
-    holder = SnapshotHolder(settings.snapshots_dir, prepare)
+    if settings.serve_from:
+        store = ReleaseStore.open(settings.serve_from)
+        remedy = f"publish one to {store.url} (`reuse-data build` with REUSE_DATA_PUBLISH_TO={store.url})"
+        holder = SnapshotHolder(settings.replica_cache, prepare, remedy)
+        follower = ReleaseFollower(store, settings.replica_cache, holder.load_current)
+    else:
+        holder, follower = SnapshotHolder(settings.snapshots_dir, prepare), None
+    metrics = ServiceMetrics(holder, follower)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        if follower is not None:
+            await follower.step()  # the store's current release, before the first request if it can
         try:
             await asyncio.to_thread(holder.load_current)
         except Exception:  # answer 503 saying why, and serve the next snapshot published
-            log.exception("could not load the published snapshot; run `reuse-data build` to publish one")
+            log.exception("could not load the published snapshot; %s", holder.remedy)
         watcher = asyncio.create_task(holder.watch())
+        following = asyncio.create_task(follower.follow()) if follower is not None else None
         # DuckDB reads at request time (bench pages) run on a few threads of their own: memory that
         # DuckDB and Arrow keep per thread then stays bounded however many clients stream.
         app.state.reader_pool = ThreadPoolExecutor(max_workers=READER_THREADS, thread_name_prefix="duckdb-reader")
@@ -55,9 +72,12 @@ def create_app(settings: Settings | None = None) -> Starlette:
             yield
         finally:
             watcher.cancel()
+            if following is not None:
+                following.cancel()
             app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
     routes = [
+        *routes_health.routes,
         *routes_ask.routes,
         *routes_catalogue.routes,
         *routes_pages.routes,
@@ -66,7 +86,15 @@ def create_app(settings: Settings | None = None) -> Starlette:
         *site.routes(settings.base_url),
     ]
     app = Starlette(
-        middleware=[Middleware(Preflight)],
+        middleware=[
+            # Outermost: it times the whole answer, whatever inside answers it.
+            Middleware(
+                Observe,
+                metrics=metrics if settings.metrics else None,
+                access_log=AccessLog() if settings.access_log else None,
+            ),
+            Middleware(Preflight),
+        ],
         exception_handlers={
             ProblemError: handle_problem,
             HTTPException: handle_http_exception,
@@ -76,5 +104,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     )
     app.router = IndexedRouter(routes, lifespan=lifespan)  # Starlette's own Router, plus lookup by path
     app.state.snapshots = holder
+    app.state.follower = follower
+    app.state.metrics = metrics
 
     return app

@@ -133,7 +133,8 @@ class PageIndex:
         )
 
     def __del__(self) -> None:
-        os.close(self._paths)
+        if hasattr(self, "_paths"):  # not when __init__ refused the index
+            os.close(self._paths)
 
 
 @dataclass

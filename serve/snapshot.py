@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import datetime as dt
 import logging
+import threading
 from collections.abc import Callable, Hashable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -202,22 +203,22 @@ def load_snapshot(store: Path, version: str) -> Snapshot:
 class SnapshotHolder:
     """The snapshot being served, and the watcher that replaces it when CURRENT moves."""
 
-    def __init__(self, store: Path, prepare: Any = None):
+    def __init__(self, store: Path, prepare: Any = None, remedy: str = "run `reuse-data build` to publish one"):
         self.store = store
         self.prepare = prepare or (lambda snapshot: None)
+        self.remedy = remedy  # what to do when there is nothing to serve, for the 503 and the log
         self._current: Snapshot | None = None
         self._previous: Release | None = None  # its files stay at their versioned addresses a while
         self.unservable: str | None = None  # why the snapshot CURRENT names could not be loaded, if it could not
         self._unloadable: str | None = None  # that snapshot's version
+        self._loading = threading.Lock()  # the watcher and a replica's follower may both ask to load
 
     @property
     def current(self) -> Snapshot:
         if self._current is None:
             if self.unservable:
-                raise ProblemError(
-                    503, f"{self.unservable}; run `reuse-data build` to publish one.", slug="no-snapshot"
-                )
-            raise ProblemError(503, "No snapshot is published yet: run `reuse-data build` first.", slug="no-snapshot")
+                raise ProblemError(503, f"{self.unservable}; {self.remedy}.", slug="no-snapshot")
+            raise ProblemError(503, f"No snapshot is published yet: {self.remedy}.", slug="no-snapshot")
         return self._current
 
     def release(self, version: str) -> Release:
@@ -239,6 +240,10 @@ class SnapshotHolder:
 
     def load_current(self) -> bool:
         """Load the version CURRENT names if it is not the one served; True when it switched."""
+        with self._loading:
+            return self._load_current()
+
+    def _load_current(self) -> bool:
         version = current_version(self.store)
         if version is None or version in (getattr(self._current, "version", None), self._unloadable):
             return False  # served already, or tried and refused: a published file never changes

@@ -41,6 +41,9 @@ class SnapshotError(RuntimeError):
 
 # Writes the release's served files into its staging folder, from the finished snapshot file.
 ReleaseWriter = Callable[[Path, Path], None]
+# Runs once the release folder is complete and sealed, before CURRENT switches to it (e.g. the
+# upload to an object store): if it raises, nothing is published.
+BeforeSwitch = Callable[[Path], None]
 
 
 @dataclass(frozen=True)
@@ -59,9 +62,14 @@ def new_version(now: dt.datetime) -> str:
     return now.strftime("%Y%m%dT%H%M%S") + f"{now.microsecond // 1000:03d}Z"
 
 
+def is_version(name: str) -> bool:
+    """Whether ``name`` is a release version (``new_version``'s form)."""
+    return _VERSION.match(name) is not None
+
+
 def release_path(store: Path, version: str) -> Path:
     """The folder of the release ``version``."""
-    if not _VERSION.match(version):
+    if not is_version(version):
         raise SnapshotError(f"'{version}' is not a snapshot version (run `reuse-data snapshots list` to see them)")
     return store / version
 
@@ -71,8 +79,10 @@ def snapshot_path(store: Path, version: str) -> Path:
     return release_path(store, version) / SNAPSHOT_FILE
 
 
-def _write_atomically(path: Path, text: str) -> None:
-    replace_durably(path, text.encode("utf-8"), path.with_name(f"{STAGING_PREFIX}{path.name}.{os.getpid()}"))
+def point_current(store: Path, version: str) -> None:
+    """Make ``CURRENT`` name ``version``: written whole to a staging file and renamed over it."""
+    target = store / CURRENT_FILE
+    replace_durably(target, f"{version}\n".encode(), target.with_name(f"{STAGING_PREFIX}{CURRENT_FILE}.{os.getpid()}"))
 
 
 def current_version(store: Path) -> str | None:
@@ -93,10 +103,10 @@ def versions(store: Path) -> list[str]:
     """Every complete release in the store (a version folder with its manifest), oldest first."""
     if not store.exists():
         return []
-    return sorted(p.name for p in store.iterdir() if _VERSION.match(p.name) and (p / MANIFEST_FILE).is_file())
+    return sorted(p.name for p in store.iterdir() if is_version(p.name) and (p / MANIFEST_FILE).is_file())
 
 
-def _remove_tree(path: Path) -> None:
+def remove_tree(path: Path) -> None:
     """Delete a release or staging folder, whose files and folders are read-only."""
     for folder in [path, *(p for p in path.rglob("*") if p.is_dir())]:
         os.chmod(folder, stat.S_IRWXU)
@@ -108,13 +118,13 @@ def remove_stale_staging_files(store: Path) -> list[Path]:
     stale = [p for p in store.glob(f"{STAGING_PREFIX}*")] if store.exists() else []
     for path in stale:
         if path.is_dir():
-            _remove_tree(path)
+            remove_tree(path)
         else:
             path.unlink(missing_ok=True)
     return stale
 
 
-def _seal(folder: Path) -> None:
+def seal(folder: Path) -> None:
     """Make every file and folder of a finished release read-only, and sync it to disk."""
     for path in sorted(folder.rglob("*"), reverse=True):  # files before the folders holding them
         if path.is_file():
@@ -165,12 +175,15 @@ def publish(
     now: dt.datetime | None = None,
     inputs_fingerprint: str = "",
     write_files: ReleaseWriter | None = None,
+    before_switch: BeforeSwitch | None = None,
 ) -> SnapshotInfo:
     """Copy the published marts of ``build_warehouse`` into a new release and make it current.
 
     ``write_files(folder, snapshot_file)`` adds the files served from the snapshot; the
     manifest then lists every file of the folder. The base URL the marts were built with
     (the ``publisher`` mart's ``base_url``) is recorded in the snapshot and the manifest.
+    ``before_switch(folder)`` runs on the finished release before ``CURRENT`` names it; a
+    release it refuses is removed, and nothing is published.
     """
     store.mkdir(parents=True, exist_ok=True)
     remove_stale_staging_files(store)
@@ -208,14 +221,20 @@ def publish(
         if write_files is not None:
             write_files(staging, snapshot_file)
         write_manifest(staging, version, base_url, published_at.isoformat())
-        _seal(staging)
+        seal(staging)
         os.replace(staging, final)
         fsync_directory(store)
     except BaseException:
         if staging.exists():
-            _remove_tree(staging)
+            remove_tree(staging)
         raise
-    _write_atomically(store / CURRENT_FILE, version + "\n")
+    if before_switch is not None:
+        try:
+            before_switch(final)
+        except BaseException:
+            remove_tree(final)
+            raise
+    point_current(store, version)
     prune(store, keep)
     return describe(store, version)
 
@@ -227,10 +246,10 @@ def prune(store: Path, keep: int = DEFAULT_KEEP) -> list[str]:
     removed = []
     for version in versions(store)[:-keep] if keep > 0 else versions(store):
         if version != current:
-            _remove_tree(release_path(store, version))
+            remove_tree(release_path(store, version))
             removed.append(version)
     for legacy in store.glob(f"*{LEGACY_SUFFIX}"):
-        if _VERSION.match(legacy.stem) and legacy.stem != current:
+        if is_version(legacy.stem) and legacy.stem != current:
             os.chmod(legacy, stat.S_IRUSR | stat.S_IWUSR)
             legacy.unlink()
             removed.append(legacy.stem)
@@ -272,5 +291,5 @@ def rollback(store: Path, version: str) -> SnapshotInfo:
         raise SnapshotError(
             f"snapshot {version} lacks tables {missing} (published by an older reuse-data?); choose another version"
         )
-    _write_atomically(store / CURRENT_FILE, version + "\n")
+    point_current(store, version)
     return describe(store, version)

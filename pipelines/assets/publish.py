@@ -9,6 +9,7 @@ from reuse_data.intake_store import IntakeStore
 from reuse_data.settings import load_settings
 from serve.release_files import publish_release
 from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
+from warehouse.release_store import ReleaseStore
 
 RAW_FINGERPRINT_SQL = "SELECT DISTINCT _source_file, _source_sha256 FROM raw.{table} ORDER BY ALL"
 
@@ -44,14 +45,20 @@ def published_receipts(warehouse: WarehouseResource) -> dict[str, str]:
     deps=[AssetKey([MARTS_SCHEMA, table]) for table in PUBLISHED_TABLES],
     description=(
         "Copies the published marts into a new read-only release (snapshot, documents, distributions, "
-        "manifest) and switches CURRENT to it."
+        "manifest), uploads it to the object store when REUSE_DATA_PUBLISH_TO names one, and switches "
+        "CURRENT (the store's, then the local one) to it."
     ),
     kinds={"duckdb"},
 )
 def published_snapshot(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     settings = load_settings()
+    # Opened before anything is written, so that a malformed address fails the build at once.
+    store = ReleaseStore.open(settings.publish_to) if settings.publish_to else None
     info = publish_release(
-        settings.snapshots_dir, settings.warehouse_path, inputs_fingerprint=inputs_fingerprint(warehouse)
+        settings.snapshots_dir,
+        settings.warehouse_path,
+        inputs_fingerprint=inputs_fingerprint(warehouse),
+        before_switch=store and (lambda folder: store.publish(folder, context.log.info)),
     )
     context.log.info(f"published snapshot {info.version} ({info.size_bytes / 1e6:.1f} MB)")
     # The intake's sensor stops asking for a build once each receipt's status is published.
@@ -60,6 +67,7 @@ def published_snapshot(context: AssetExecutionContext, warehouse: WarehouseResou
         metadata={
             "version": info.version,
             "path": MetadataValue.path(str(info.path)),
+            "store": store.url if store else "local disk only",
             "size_bytes": info.size_bytes,
             **{f"rows/{table}": count for table, count in info.row_counts.items()},
         }
