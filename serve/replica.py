@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import logging
+import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -42,45 +43,68 @@ def _cache_lock(cache: Path) -> Iterator[None]:
 
 
 class ReleaseFollower:
-    """Keeps the local ``cache`` on the release the store's pointer names."""
+    """Keeps the local ``cache`` on the release the store's pointer names.
+
+    The pointer is read every ``STORE_POLL_SECONDS``. A release that could not be taken is tried
+    again only after a backoff that doubles up to ``MAX_BACKOFF_SECONDS`` (a new pointer is still
+    seen at the next poll); a store that cannot be read is asked again after the same backoff.
+    """
 
     def __init__(self, store: ReleaseStore, cache: Path, on_switch: Callable[[], object]) -> None:
         self.store = store
         self.cache = cache
         self.on_switch = on_switch  # loads the cache's new CURRENT into the server
-        self.failures = 0  # syncs that failed since the server started (a metric)
+        self.failures = 0  # polls that failed since the server started (a metric)
         self.last_error: str | None = None
+        self._backoff = STORE_POLL_SECONDS
+        self._retry_at = 0.0
+        self._refused: str | None = None  # the release that failed (None: the store itself failed)
+        self._attempted: str | None = None
 
     def sync(self) -> str | None:
-        """Bring the cache to the store's current release; the version when the cache moved."""
+        """Bring the cache to the store's current release; the version when the cache moved, None
+        when there was nothing to do or the release is one refused and not yet due again."""
         with _cache_lock(self.cache):
             version = self.store.pointer()
             if version is None or version == current_version(self.cache):
+                self._refused = None
                 return None
+            if version == self._refused and time.monotonic() < self._retry_at:
+                return None
+            self._attempted = version
             self.store.download(version, self.cache, report=log.info)
             prune(self.cache, KEPT_RELEASES)
+        self._refused = None
         return version
 
     async def follow(self) -> None:
-        """Poll the store for ever; a failure keeps the served release and backs off."""
-        delay = STORE_POLL_SECONDS
+        """Poll the store for ever."""
         while True:
             await self.step()
-            delay = STORE_POLL_SECONDS if self.last_error is None else min(delay * 2, MAX_BACKOFF_SECONDS)
-            await asyncio.sleep(delay)
+            await asyncio.sleep(STORE_POLL_SECONDS)
 
     async def step(self) -> None:
         """One poll: download and switch to a new release if there is one; errors are logged."""
+        if self.last_error is not None and self._refused is None and time.monotonic() < self._retry_at:
+            return  # the store itself failed last time: wait out the backoff
+        self._attempted = None
         try:
             if await asyncio.to_thread(self.sync) is not None:
                 await asyncio.to_thread(self.on_switch)
-            self.last_error = None
         except Exception as error:
             self.failures += 1
             self.last_error = str(error)
+            self._refused = self._attempted
+            self._backoff = min(self._backoff * 2, MAX_BACKOFF_SECONDS)
+            self._retry_at = time.monotonic() + self._backoff
             log.warning(
-                "could not take the release %s names (%s); still serving %s",
+                "could not take the release %s names (%s); still serving %s; trying again in %.0f s",
                 self.store.url,
                 error,
                 current_version(self.cache) or "nothing yet",
+                self._backoff,
             )
+            return
+        if self._refused is None:
+            self.last_error = None
+            self._backoff = STORE_POLL_SECONDS

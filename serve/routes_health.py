@@ -29,7 +29,8 @@ async def readyz(request: Request) -> Response:
     holder = request.app.state.snapshots
     if not holder.ready:
         follower = request.app.state.follower
-        why = holder.unservable or (follower and follower.last_error) or "no verified release is loaded yet"
+        why = holder.unservable or (follower and follower.last_error) or "nothing is published yet"
+        why = f"{why}; {holder.remedy}"
         raise ProblemError(503, f"Not ready: {why}.", slug="not-ready", headers=NOT_CACHED)
     snapshot = holder.current
     return JSONResponse(

@@ -14,6 +14,9 @@ import pytest
 
 from benchmarks.harness import home_environment
 
+# Fixtures of real servers the tests start (tests/support): SeaweedFS for the object store.
+pytest_plugins = ["tests.support.seaweedfs"]
+
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEMO = PROJECT_ROOT / "demo"
 
@@ -30,9 +33,11 @@ class CliResult:
     output: str
 
 
-def run_cli(*args: str, home: Path, inputs: Path | None = None, timeout: int = 600) -> CliResult:
-    """Run `reuse-data ARGS` in a fresh process with its own REUSE_DATA_HOME."""
-    env = home_environment(home, inputs)
+def run_cli(
+    *args: str, home: Path, inputs: Path | None = None, timeout: int = 600, environ: dict[str, str] | None = None
+) -> CliResult:
+    """Run `reuse-data ARGS` in a fresh process with its own REUSE_DATA_HOME (and ``environ``)."""
+    env = {**home_environment(home, inputs), **(environ or {})}
     completed = subprocess.run(
         [sys.executable, "-m", "reuse_data.cli", *args],
         cwd=PROJECT_ROOT,

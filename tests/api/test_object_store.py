@@ -1,0 +1,204 @@
+"""Releases in a real S3-compatible store (SeaweedFS), and replicas serving from it alone.
+
+Publish uploads a release and switches the store's pointer; a replica (`reuse-data serve
+--from s3://…`, with an empty home of its own) downloads it, checks it and serves it; a
+corrupt or incomplete release in the store is refused while the previous one stays served;
+a rollback through the store's pointer reaches the replica.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import obstore
+import pytest
+
+from benchmarks.harness import Server, home_layout, serving
+from serve.release_files import publish_release
+from tests.conftest import run_cli
+from tests.support.seaweedfs import SeaweedFS
+from warehouse.manifest import MANIFEST_FILE, read_manifest
+from warehouse.release_store import POINTER, ReleaseStore, StoreError
+from warehouse.snapshots import current_version, versions
+
+CONVERGE_SECONDS = 15  # the store is polled every 2 s; downloading and checking the demo takes < 1 s
+
+
+@pytest.fixture
+def store(seaweedfs: SeaweedFS, monkeypatch: pytest.MonkeyPatch) -> ReleaseStore:
+    """An empty prefix of the session's SeaweedFS, with its credentials in this process's environment."""
+    for name, value in seaweedfs.environment().items():
+        monkeypatch.setenv(name, value)
+    return ReleaseStore.open(seaweedfs.url(f"t-{uuid.uuid4().hex[:8]}"))
+
+
+def publish_to(store: ReleaseStore, local: Path, demo_home: Path) -> str:
+    """Publish the demo warehouse as a new release into ``local`` and the store; its version."""
+    info = publish_release(local, home_layout(demo_home).warehouse_path, before_switch=store.publish)
+    return info.version
+
+
+@pytest.fixture
+def replica(store: ReleaseStore, seaweedfs: SeaweedFS, tmp_path: Path) -> Iterator[Server]:
+    """`reuse-data serve --from` the store, with an empty home (no warehouse, no snapshots)."""
+    with serving(
+        tmp_path / "replica-home",
+        "--from",
+        store.url,
+        ready="/healthz",
+        environ=seaweedfs.environment(),
+        log=tmp_path / "replica.log",
+    ) as server:
+        yield server
+
+
+def wait_until_serving(server: Server, version: str) -> float:
+    started = time.monotonic()
+    while time.monotonic() - started < CONVERGE_SECONDS:
+        reply = server.get("/readyz")
+        if reply.status == 200 and reply.json()["dataset_version"] == version:
+            return time.monotonic() - started
+        time.sleep(0.1)
+    raise AssertionError(f"the replica did not serve {version} within {CONVERGE_SECONDS} s: {reply.body[:300]!r}")
+
+
+def test_publish_uploads_every_file_and_then_the_pointer(store: ReleaseStore, demo_home: Path, tmp_path: Path):
+    version = publish_to(store, tmp_path / "snapshots", demo_home)
+    manifest = read_manifest(tmp_path / "snapshots" / version)
+    stored = {
+        entry["path"].removeprefix(f"{store.prefix}/"): entry["size"]
+        for batch in obstore.list(store.store)
+        for entry in batch
+    }
+    expected = {store.key(version, file.path): file.size for file in manifest.files.values()}
+    assert {key: stored[key] for key in expected} == expected
+    assert store.key(version, MANIFEST_FILE) in stored
+    assert store.pointer() == version == current_version(tmp_path / "snapshots")
+    assert store.versions() == [version]
+
+
+def test_a_store_that_refuses_the_upload_publishes_nothing(store: ReleaseStore, demo_home: Path, tmp_path: Path):
+    local = tmp_path / "snapshots"
+    first = publish_to(store, local, demo_home)
+    os.environ["AWS_SECRET_ACCESS_KEY"] = "not-the-key"  # monkeypatched: restored after the test
+    refusing = ReleaseStore.open(store.url)
+    with pytest.raises(StoreError, match="credentials"):
+        publish_release(local, home_layout(demo_home).warehouse_path, before_switch=refusing.publish)
+    assert current_version(local) == first and versions(local) == [first]  # nothing half-published
+    assert not list(local.glob(".staging-*"))
+
+
+def test_a_replica_serves_the_store_alone_and_says_when_it_is_ready(
+    store: ReleaseStore, replica: Server, demo_home: Path, server: Server, tmp_path: Path
+):
+    assert replica.get("/healthz").status == 200
+    not_ready = replica.get("/readyz")
+    assert not_ready.status == 503 and not_ready.headers["content-type"] == "application/problem+json"
+    assert "publish one to" in not_ready.json()["detail"]
+
+    version = publish_to(store, tmp_path / "snapshots", demo_home)
+    wait_until_serving(replica, version)
+    for path in ("/api/public/products.json", "/api/public/recommendations.json", "/llms-full.txt"):
+        ours, theirs = replica.get(path), server.get(path)
+        assert ours.status == 200 and ours.headers["x-dataset-version"] == version
+        if path.endswith(".json"):
+            body, reference = ours.json(), theirs.json()
+            assert body["dataset_version"] == version
+            body.pop("dataset_version"), reference.pop("dataset_version")
+            body.pop("generated_at"), reference.pop("generated_at")
+            assert body == reference  # the same marts, whichever release and host serves them
+    assert not (replica.home / "warehouse").exists()
+
+
+def test_the_metrics_and_the_access_log(store: ReleaseStore, replica: Server, demo_home: Path, tmp_path: Path):
+    version = publish_to(store, tmp_path / "snapshots", demo_home)
+    wait_until_serving(replica, version)
+    for _ in range(3):
+        assert replica.get("/api/public/products.json").status == 200
+    assert replica.get("/api/public/products/no-such-thing.json").status == 404
+    metrics = replica.get("/metrics")
+    assert metrics.status == 200 and metrics.headers["content-type"].startswith("text/plain")
+    text = metrics.body.decode()
+    assert 'reuse_data_http_requests_total{route="/api/public/products.json",status="200"} 3.0' in text
+    assert 'reuse_data_http_request_duration_seconds_bucket{le="+Inf",route="/api/public/products.json"} 3.0' in text
+    assert 'reuse_data_http_response_bytes_total{route="/api/public/products.json"}' in text
+    assert f'reuse_data_release_info{{version="{version}"}} 1.0' in text
+    assert "reuse_data_ready 1.0" in text
+    age = float(text.split("\nreuse_data_release_age_seconds ")[1].split()[0])
+    assert 0 <= age < 600
+
+    lines = [json.loads(line) for line in replica.log.read_text().splitlines() if line.startswith("{")]
+    products = [line for line in lines if line["path"] == "/api/public/products.json"]
+    assert len(products) == 3
+    assert {line["status"] for line in products} == {200}
+    assert all(line["dataset_version"] == version and line["bytes"] > 0 for line in products)
+    assert all(line["route"] == "/api/public/products.json" and line["duration_ms"] > 0 for line in products)
+
+
+def test_a_corrupt_or_incomplete_release_in_the_store_is_refused_and_the_served_one_stays(
+    store: ReleaseStore, replica: Server, demo_home: Path, tmp_path: Path
+):
+    local = tmp_path / "snapshots"
+    good = publish_to(store, local, demo_home)
+    wait_until_serving(replica, good)
+
+    for damage in ("altered", "missing"):
+        bad = publish_release(local, home_layout(demo_home).warehouse_path).version  # local only
+        store.upload(local / bad)
+        victim = store.key(bad, "api/public/products.json")
+        if damage == "altered":
+            obstore.put(store.store, victim, b'{"products": []}')
+        else:
+            obstore.delete(store.store, victim)
+        store.switch(bad)
+        time.sleep(6)  # three polls of the store
+        assert replica.get("/readyz").json()["dataset_version"] == good
+        reply = replica.get("/api/public/products.json")
+        assert reply.status == 200 and reply.headers["x-dataset-version"] == good
+        said = replica.log.read_text()
+        assert f"release {bad} in {store.url} is incomplete or altered: api/public/products.json" in said
+        assert f"still serving {good}" in said
+        assert not (replica.home / "replica" / bad).exists()
+        assert not list((replica.home / "replica").glob(".staging-*"))
+    failures = replica.get("/metrics").body.decode().split("\nreuse_data_store_sync_failures_total ")[1]
+    assert float(failures.split()[0]) >= 2
+
+
+def test_rollback_through_the_store_pointer_reaches_the_replica(
+    store: ReleaseStore, replica: Server, seaweedfs: SeaweedFS, demo_home: Path, tmp_path: Path
+):
+    home = tmp_path / "build-home"
+    local = home_layout(home).snapshots_dir
+    first = publish_to(store, local, demo_home)
+    second = publish_to(store, local, demo_home)
+    wait_until_serving(replica, second)
+
+    env = {**seaweedfs.environment(), "REUSE_DATA_PUBLISH_TO": store.url}
+    listed = run_cli("snapshots", "list", "--store", store.url, home=home, environ=env)
+    assert listed.returncode == 0 and f"* {second}" in listed.output and f"  {first}" in listed.output
+    rolled = run_cli("snapshots", "rollback", first, home=home, environ=env)
+    assert rolled.returncode == 0, rolled.output
+    assert store.pointer() == first == current_version(local)
+    took = wait_until_serving(replica, first)
+    assert took < CONVERGE_SECONDS
+    assert replica.get("/api/public/products.json").headers["x-dataset-version"] == first
+    # a version the store does not hold is refused before anything moves
+    refused = run_cli("snapshots", "rollback", "20200101T000000000Z", home=home, environ=env)
+    assert refused.returncode == 2 and "no snapshot 20200101T000000000Z" in refused.output
+    assert store.pointer() == first
+
+
+def test_a_malformed_or_unreachable_store_is_a_sentence_not_a_traceback(tmp_path: Path, seaweedfs: SeaweedFS):
+    malformed = run_cli("serve", "--from", "http://bucket/x", home=tmp_path / "h")
+    assert malformed.returncode == 2
+    assert "not an object-store address: write it as s3://bucket/prefix" in malformed.output
+    env = {**seaweedfs.environment(), "AWS_ENDPOINT_URL": "http://127.0.0.1:9"}  # nothing listens there
+    unreachable = run_cli("snapshots", "list", "--store", "s3://reuse-data/x", home=tmp_path / "h", environ=env)
+    assert unreachable.returncode == 2
+    assert "could not read current in s3://reuse-data/x" in unreachable.output
+    assert "check AWS_ENDPOINT_URL" in unreachable.output and "Traceback" not in unreachable.output
