@@ -23,7 +23,7 @@ from serve.release_files import publish_release
 from tests.conftest import run_cli
 from tests.support.seaweedfs import SeaweedFS
 from warehouse.manifest import MANIFEST_FILE, read_manifest
-from warehouse.release_store import POINTER, ReleaseStore, StoreError
+from warehouse.release_store import ReleaseStore, StoreError
 from warehouse.snapshots import current_version, versions
 
 CONVERGE_SECONDS = 15  # the store is polled every 2 s; downloading and checking the demo takes < 1 s
