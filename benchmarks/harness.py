@@ -49,6 +49,7 @@ class Server:
     home: Path
     process: subprocess.Popen
     log: Path | None = None  # what the server printed, when started with a log
+    host: str = "127.0.0.1"  # where it listens (another host's address, for a replica in a namespace)
 
     @property
     def store(self) -> Path:
@@ -64,7 +65,7 @@ class Server:
     def send(
         self, method: str, path: str, body: bytes | None = None, headers: dict[str, str] | None = None, timeout=30
     ) -> Reply:
-        url = f"http://127.0.0.1:{self.port}{path}"
+        url = f"http://{self.host}:{self.port}{path}"
         request = urllib.request.Request(url, data=body, method=method, headers=headers or {})
         try:
             with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -74,7 +75,7 @@ class Server:
 
     def exchange(self, request: bytes, timeout: float = 30) -> Reply:
         """Send ``request`` byte for byte (no client-side checks) and read the one response to it."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=timeout) as connection:
+        with socket.create_connection((self.host, self.port), timeout=timeout) as connection:
             # A server that answers and closes before taking it all has still sent its answer.
             with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                 connection.sendall(request)
@@ -201,7 +202,12 @@ def free_port() -> int:
 
 @contextmanager
 def running(
-    argv: list[str], port: int, ready: str, env: dict[str, str] | None = None, log: Path | None = None
+    argv: list[str],
+    port: int,
+    ready: str,
+    env: dict[str, str] | None = None,
+    log: Path | None = None,
+    host: str = "127.0.0.1",
 ) -> Iterator[subprocess.Popen]:
     """A server process started from ``argv``, once ``ready`` answers 200 on ``port``; SIGTERM when
     the block ends, SIGKILL if it has not stopped 30 s later.
@@ -212,7 +218,7 @@ def running(
     """
     with log.open("w+b") if log else tempfile.TemporaryFile() as output:
         process = subprocess.Popen(argv, cwd=PROJECT_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT)
-        probe = Server(port, PROJECT_ROOT, process)
+        probe = Server(port, PROJECT_ROOT, process, host=host)
         deadline = time.monotonic() + 60
         while True:
             try:
