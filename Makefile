@@ -7,10 +7,10 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup tools build run dev test lint bench bench-scale bench-release bench-ask soak lock clean
+.PHONY: help setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask soak lock clean
 
 help:  ## list the targets
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-11s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
 setup: $(STAMP) tools  ## create .venv, install the pinned dependencies, and the Debian tools the tests drive
 
@@ -59,6 +59,9 @@ bench-scale: setup  ## pipeline scale: builds of 10k-1M readings beside DuckDB's
 
 bench-release: setup  ## release serving: memory, start and pick-up at 10k and 100k products, beside the previous server
 	$(BIN)/python -m benchmarks.release_serving --record $(RELEASE_ARGS)
+
+bench-replicas: build  ## replicas: 1 against 3 behind nginx, publish to every replica, the cost of metrics and logs
+	$(BIN)/python -m benchmarks.replicas --record $(REPLICAS_ARGS)
 
 bench-ask: build  ## ask engine: held-out accuracy per language and latency, beside the lexical engine alone
 	$(BIN)/python benchmarks/ask_engine.py --record $(ASK_ARGS)

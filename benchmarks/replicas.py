@@ -1,0 +1,179 @@
+"""Beyond one machine: replicas behind a balancer, the time a release takes to reach them all,
+and what a server's metrics and access log cost.
+
+All on the demo build of ``$REUSE_DATA_HOME`` (`make build`), each figure beside its baseline
+measured in the same run:
+
+1. The cost of observing: one `reuse-data serve` (local releases, one worker) under wrk, with
+   metrics and the JSON access log off (the baseline), metrics alone, and both (the default).
+   Its access lines go to a file, as a process manager would keep them. The three run in turn,
+   ``ROUNDS`` times, and the median of each is kept, so that a drift of the machine falls on all.
+2. Throughput of one replica against three behind nginx: the deployment of
+   ``tests.support.deployment`` (SeaweedFS, each replica `serve --from s3://…` in a network
+   namespace of its own, nginx from ``deploy/nginx.conf.template``). wrk asks one replica
+   directly (the baseline), the balancer in front of that one, and the balancer in front of three.
+3. Publish to every replica: the seconds from a publish's return (its upload done and the
+   store's pointer switched) until every replica's /readyz names the new release, ``PUBLISHES``
+   times.
+
+wrk asks two kinds of request: a fixed document sent from the release's files, and
+``page.json`` for a rotation of every page of the release (distinct requests, not one replayed).
+
+    python -m benchmarks.replicas [--seconds 10] [--connections 32] [--record]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import tempfile
+import urllib.parse
+from collections.abc import Callable
+from pathlib import Path
+
+from benchmarks import results
+from benchmarks.harness import home_layout, serving
+from benchmarks.load import Load, run_wrk
+from benchmarks.results import machine, markdown_table
+from reuse_data.settings import load_settings
+from tests.support.deployment import deployment
+from warehouse.snapshots import current_version, snapshot_path
+
+ROUNDS = 3
+PUBLISHES = 5
+FIXED_DOCUMENT = "/api/public/recommendations.json"
+OBSERVING = {
+    "metrics off, access log off (baseline)": {"REUSE_DATA_METRICS": "off", "REUSE_DATA_ACCESS_LOG": "off"},
+    "metrics on, access log off": {"REUSE_DATA_METRICS": "on", "REUSE_DATA_ACCESS_LOG": "off"},
+    "metrics on, JSON access log (default)": {"REUSE_DATA_METRICS": "on", "REUSE_DATA_ACCESS_LOG": "json"},
+}
+
+
+def progress(message: str) -> None:
+    print(message, flush=True)
+
+
+def page_paths(home: Path) -> list[str]:
+    """``page.json`` for every page of the home's current release, percent-encoded."""
+    import duckdb
+
+    store = home_layout(home).snapshots_dir
+    connection = duckdb.connect(str(snapshot_path(store, current_version(store))), read_only=True)
+    try:
+        pages = [row[0] for row in connection.execute("SELECT path FROM pages ORDER BY path").fetchall()]
+    finally:
+        connection.close()
+    return [f"/api/public/page.json?path={urllib.parse.quote(page, safe='')}" for page in pages]
+
+
+def requests_of(pages: list[str]) -> dict[str, Callable[[str, float, int], Load]]:
+    """The two kinds of request, each as a wrk run against a base URL."""
+    return {
+        "fixed document": lambda base, seconds, connections: run_wrk(base + FIXED_DOCUMENT, seconds, connections),
+        f"page.json, {len(pages)} pages in turn": lambda base, seconds, connections: run_wrk(
+            base + pages[0], seconds, connections, paths=pages
+        ),
+    }
+
+
+def observing_cost(home: Path, work: Path, seconds: float, connections: int, pages: list[str]) -> str:
+    measured: dict[tuple[str, str], list[Load]] = {}
+    kinds = requests_of(pages)
+    for round_number in range(1, ROUNDS + 1):
+        for label, environ in OBSERVING.items():
+            log = work / f"observing-{round_number}.log"
+            with serving(home, environ=environ, log=log) as server:
+                base = f"http://127.0.0.1:{server.port}"
+                for kind, load in kinds.items():
+                    load(base, 2, connections)  # warm: the replayed answers are made once
+                    measured.setdefault((label, kind), []).append(load(base, seconds, connections))
+            progress(f"round {round_number}: {label} done")
+    rows = []
+    for kind in kinds:
+        baseline = statistics.median(m.requests_per_second for m in measured[(next(iter(OBSERVING)), kind)])
+        for label in OBSERVING:
+            loads = measured[(label, kind)]
+            rate = statistics.median(m.requests_per_second for m in loads)
+            p50 = statistics.median(m.p50_ms for m in loads)
+            failures = sum(m.failures for m in loads)
+            rows.append([kind, label, f"{rate:,.0f}", f"{rate / baseline:.3f}", f"{p50:.2f}", failures])
+    return markdown_table(["request", "server", "requests/s (median)", "of baseline", "p50 ms", "failed"], rows, 2)
+
+
+def replica_throughput(warehouse: Path, work: Path, seconds: float, connections: int, pages: list[str]) -> str:
+    rows = []
+    kinds = requests_of(pages)
+    for count in (1, 3):
+        with deployment(work / f"deployment-{count}", warehouse, replicas=count) as deployed:
+            targets = {f"{count} behind nginx": deployed.balancer_url}
+            if count == 1:
+                replica = deployed.replicas[0]
+                targets = {"1 replica, directly (baseline)": f"http://{replica.host}:{replica.port}", **targets}
+            for label, base in targets.items():
+                for kind, load in kinds.items():
+                    load(base, 2, connections)
+                    measured = load(base, seconds, connections)
+                    rows.append(
+                        [
+                            kind,
+                            label,
+                            f"{measured.requests_per_second:,.0f}",
+                            f"{measured.p50_ms:.2f}",
+                            f"{measured.p99_ms:.2f}",
+                            measured.failures,
+                        ]
+                    )
+                    progress(f"{label}, {kind}: {measured.requests_per_second:,.0f}/s")
+    return markdown_table(["request", "served by", "requests/s", "p50 ms", "p99 ms", "failed"], rows, 2)
+
+
+def publish_to_every_replica(warehouse: Path, work: Path) -> str:
+    with deployment(work / "deployment-publish", warehouse, replicas=3) as deployed:
+        took = []
+        for number in range(1, PUBLISHES + 1):
+            version = deployed.publish()
+            took.append(deployed.wait_converged(version, seconds=60))
+            progress(f"publish {number}: every replica on {version} {took[-1]:.2f} s after it")
+    where = "each in a network namespace" if deployed.isolated else "on loopback"
+    return markdown_table(
+        ["publishes", "replicas", "min s", "median s", "max s"],
+        [[PUBLISHES, f"3, {where}", f"{min(took):.2f}", f"{statistics.median(took):.2f}", f"{max(took):.2f}"]],
+    )
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks.replicas",
+        description="Throughput of one replica against three behind nginx, publish to every replica, and the "
+        "cost of the metrics and the access log, on the demo build (run `make build` first).",
+    )
+    parser.add_argument("--seconds", type=float, default=10, help="length of each wrk run (default 10)")
+    parser.add_argument("--connections", type=int, default=32, help="wrk's keep-alive connections (default 32)")
+    parser.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
+    args = parser.parse_args(argv)
+
+    home = load_settings().home
+    warehouse = home_layout(home).warehouse_path
+    if not warehouse.exists() or current_version(home_layout(home).snapshots_dir) is None:
+        parser.error(f"no demo build in {home}: run `make build` first")
+    pages = page_paths(home)
+    with tempfile.TemporaryDirectory(prefix="bench-replicas-") as folder:
+        work = Path(folder)
+        progress("1/3 what observing costs")
+        observing = observing_cost(home, work, args.seconds, args.connections, pages)
+        progress("2/3 one replica against three behind nginx")
+        throughput = replica_throughput(warehouse, work, args.seconds, args.connections, pages)
+        progress("3/3 publish to every replica")
+        publish = publish_to_every_replica(warehouse, work)
+    body = (
+        f"Machine: {machine()}. wrk: 1 thread, {args.connections} connections, {args.seconds:.0f} s a run.\n\n"
+        f"What observing costs (median of {ROUNDS} rounds, one worker, access lines to a file):\n\n{observing}\n\n"
+        f"One replica against three behind nginx (each replica one worker):\n\n{throughput}\n\n"
+        f"From a publish's return to every replica serving the release:\n\n{publish}\n"
+    )
+    results.report("Replicas behind a balancer", body, args.record)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
