@@ -121,20 +121,25 @@ def _publish_store(settings: Settings) -> ReleaseStore | None:
 
 def command_snapshots_rollback(args: argparse.Namespace) -> int:
     from warehouse.release_store import StoreError
-    from warehouse.snapshots import SnapshotError, describe, rollback
+    from warehouse.snapshots import SnapshotError, rollback, versions
 
     settings = load_settings()
     try:
         store = _publish_store(settings)
+        held_here = args.version in versions(settings.snapshots_dir)
+        if store is None or held_here:
+            rollback(settings.snapshots_dir, args.version, dry_run=True)  # refuse before anything moves
         if store is not None:
-            describe(settings.snapshots_dir, args.version)  # refuse before touching the store
             store.switch(args.version)  # the replicas' pointer first: it is what the public sees
             _print(f"{store.url} now names {args.version}; its replicas serve it within seconds")
-        info = rollback(settings.snapshots_dir, args.version)
+        if held_here or store is None:
+            info = rollback(settings.snapshots_dir, args.version)
+            _print(f"current snapshot is now {info.version} (published {info.published_at:%Y-%m-%d %H:%M:%S} UTC)")
+        else:
+            _print(f"{args.version} is no longer on this disk: CURRENT here stays where it was")
     except (SnapshotError, StoreError) as error:
         _print(f"error: {error}")
         return 2
-    _print(f"current snapshot is now {info.version} (published {info.published_at:%Y-%m-%d %H:%M:%S} UTC)")
     return 0
 
 

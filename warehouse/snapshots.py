@@ -283,13 +283,16 @@ def list_snapshots(store: Path) -> list[SnapshotInfo]:
     return [describe(store, v) for v in reversed(versions(store))]
 
 
-def rollback(store: Path, version: str) -> SnapshotInfo:
-    """Point ``CURRENT`` back at an earlier snapshot after checking it opens and is complete."""
+def rollback(store: Path, version: str, dry_run: bool = False) -> SnapshotInfo:
+    """Point ``CURRENT`` back at an earlier snapshot after checking it opens and is complete
+    (with ``dry_run``, only the check)."""
     info = describe(store, version)
     missing = [t for t in PUBLISHED_TABLES if t not in info.row_counts]
     if missing:
         raise SnapshotError(
             f"snapshot {version} lacks tables {missing} (published by an older reuse-data?); choose another version"
         )
+    if dry_run:
+        return info
     point_current(store, version)
     return describe(store, version)
