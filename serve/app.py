@@ -20,10 +20,8 @@ from serve.http_cache import Preflight
 from serve.metrics import ServiceMetrics
 from serve.observe import Observe
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
-from serve.replica import ReleaseFollower
 from serve.routing import IndexedRouter
 from serve.snapshot import Snapshot, SnapshotHolder
-from warehouse.release_store import ReleaseStore
 
 READER_THREADS = min(4, os.cpu_count() or 1)
 log = logging.getLogger("reuse_data.serve")
@@ -47,6 +45,10 @@ def create_app(settings: Settings | None = None) -> Starlette:
         routes_ask.prepare_ask(snapshot)
 
     if settings.serve_from:
+        # Imported here: a server of local releases has no use for the S3 client (4 MB resident).
+        from serve.replica import ReleaseFollower
+        from warehouse.release_store import ReleaseStore
+
         store = ReleaseStore.open(settings.serve_from)
         remedy = f"publish one to {store.url} (`reuse-data build` with REUSE_DATA_PUBLISH_TO={store.url})"
         holder = SnapshotHolder(settings.replica_cache, prepare, remedy)

@@ -20,9 +20,12 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from warehouse.release_store import ReleaseStore
 from warehouse.snapshots import current_version, prune
+
+if TYPE_CHECKING:
+    from warehouse.release_store import ReleaseStore
 
 log = logging.getLogger("reuse_data.replica")
 STORE_POLL_SECONDS = 2.0  # one small GET per replica; a new release is seen within this
