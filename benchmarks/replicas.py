@@ -6,8 +6,10 @@ measured in the same run:
 
 1. The cost of observing: one `reuse-data serve` (local releases, one worker) under wrk, with
    metrics and the JSON access log off (the baseline), metrics alone, and both (the default).
-   Its access lines go to a file, as a process manager would keep them. The three run in turn,
-   ``ROUNDS`` times, and the median of each is kept, so that a drift of the machine falls on all.
+   Its access lines go to a file, as a process manager would keep them. The server's CPU time
+   per request is the figure (throughput on two cores shared with wrk moves by more than the
+   cost measured); the three run in turn, in a rotated order, ``ROUNDS`` times, and the median
+   of each is kept, so that a drift of the machine falls on all.
 2. Throughput of one replica against three behind nginx: the deployment of
    ``tests.support.deployment`` (SeaweedFS, each replica `serve --from s3://…` in a network
    namespace of its own, nginx from ``deploy/nginx.conf.template``). wrk asks one replica
@@ -16,8 +18,9 @@ measured in the same run:
    store's pointer switched) until every replica's /readyz names the new release, ``PUBLISHES``
    times.
 
-wrk asks two kinds of request: a fixed document sent from the release's files, and
-``page.json`` for a rotation of every page of the release (distinct requests, not one replayed).
+wrk asks two kinds of request, as a browser or a CDN would (``Accept-Encoding: gzip``): a fixed
+document sent from the release's files, and ``page.json`` for a rotation of every page of the
+release (distinct requests, not one replayed).
 
     python -m benchmarks.replicas [--seconds 10] [--connections 32] [--record]
 """
@@ -33,15 +36,16 @@ from pathlib import Path
 
 from benchmarks import results
 from benchmarks.harness import home_layout, serving
-from benchmarks.load import Load, run_wrk
+from benchmarks.load import Load, cpu_seconds, run_wrk, wait_until_idle
 from benchmarks.results import machine, markdown_table
 from reuse_data.settings import load_settings
 from tests.support.deployment import deployment
 from warehouse.snapshots import current_version, snapshot_path
 
-ROUNDS = 3
+ROUNDS = 5
 PUBLISHES = 5
 FIXED_DOCUMENT = "/api/public/recommendations.json"
+CLIENT_HEADERS = {"Accept-Encoding": "gzip"}
 OBSERVING = {
     "metrics off, access log off (baseline)": {"REUSE_DATA_METRICS": "off", "REUSE_DATA_ACCESS_LOG": "off"},
     "metrics on, access log off": {"REUSE_DATA_METRICS": "on", "REUSE_DATA_ACCESS_LOG": "off"},
@@ -69,35 +73,48 @@ def page_paths(home: Path) -> list[str]:
 def requests_of(pages: list[str]) -> dict[str, Callable[[str, float, int], Load]]:
     """The two kinds of request, each as a wrk run against a base URL."""
     return {
-        "fixed document": lambda base, seconds, connections: run_wrk(base + FIXED_DOCUMENT, seconds, connections),
+        "fixed document": lambda base, seconds, connections: run_wrk(
+            base + FIXED_DOCUMENT, seconds, connections, headers=CLIENT_HEADERS
+        ),
         f"page.json, {len(pages)} pages in turn": lambda base, seconds, connections: run_wrk(
-            base + pages[0], seconds, connections, paths=pages
+            base + pages[0], seconds, connections, headers=CLIENT_HEADERS, paths=pages
         ),
     }
 
 
 def observing_cost(home: Path, work: Path, seconds: float, connections: int, pages: list[str]) -> str:
-    measured: dict[tuple[str, str], list[Load]] = {}
+    measured: dict[tuple[str, str], list[tuple[Load, float]]] = {}  # (load, server CPU µs per request)
     kinds = requests_of(pages)
-    for round_number in range(1, ROUNDS + 1):
-        for label, environ in OBSERVING.items():
+    labels = list(OBSERVING)
+    for round_number in range(ROUNDS):
+        for label in labels[round_number % len(labels) :] + labels[: round_number % len(labels)]:
             log = work / f"observing-{round_number}.log"
-            with serving(home, environ=environ, log=log) as server:
+            with serving(home, environ=OBSERVING[label], log=log) as server:
                 base = f"http://127.0.0.1:{server.port}"
                 for kind, load in kinds.items():
                     load(base, 2, connections)  # warm: the replayed answers are made once
-                    measured.setdefault((label, kind), []).append(load(base, seconds, connections))
-            progress(f"round {round_number}: {label} done")
+                    wait_until_idle(server.process.pid)
+                    cpu_before = cpu_seconds(server.process.pid)
+                    run = load(base, seconds, connections)
+                    wait_until_idle(server.process.pid)  # what it still owed the requests wrk made
+                    cpu = cpu_seconds(server.process.pid) - cpu_before
+                    requests = run.requests_per_second * max(1, round(seconds))
+                    measured.setdefault((label, kind), []).append((run, cpu / requests * 1e6))
+        progress(f"round {round_number + 1} of {ROUNDS} done")
     rows = []
     for kind in kinds:
-        baseline = statistics.median(m.requests_per_second for m in measured[(next(iter(OBSERVING)), kind)])
-        for label in OBSERVING:
-            loads = measured[(label, kind)]
-            rate = statistics.median(m.requests_per_second for m in loads)
-            p50 = statistics.median(m.p50_ms for m in loads)
-            failures = sum(m.failures for m in loads)
-            rows.append([kind, label, f"{rate:,.0f}", f"{rate / baseline:.3f}", f"{p50:.2f}", failures])
-    return markdown_table(["request", "server", "requests/s (median)", "of baseline", "p50 ms", "failed"], rows, 2)
+        baseline = statistics.median(cost for _, cost in measured[(labels[0], kind)])
+        for label in labels:
+            runs = measured[(label, kind)]
+            cost = statistics.median(cost for _, cost in runs)
+            rate = statistics.median(run.requests_per_second for run, _ in runs)
+            failures = sum(run.failures for run, _ in runs)
+            rows.append([kind, label, f"{cost:.0f}", f"{cost / baseline:.3f}", f"{rate:,.0f}", failures])
+    return markdown_table(
+        ["request", "server", "server CPU µs per request (median)", "of baseline", "requests/s (median)", "failed"],
+        rows,
+        2,
+    )
 
 
 def replica_throughput(warehouse: Path, work: Path, seconds: float, connections: int, pages: list[str]) -> str:
