@@ -232,15 +232,16 @@ def command_serve(args: argparse.Namespace) -> int:
 
 
 def _share_metrics_between_workers(home: Path) -> None:
-    """Point prometheus-client's multiprocess mode at a fresh folder, before any worker starts."""
+    """A fresh folder where the workers share their request counts (``serve.metrics``), named
+    in the environment they inherit."""
     import shutil
 
-    from serve.metrics import MULTIPROCESS_DIR_VARIABLE
+    from serve.metrics import WORKERS_DIR_VARIABLE
 
     folder = home / "run" / f"metrics-{os.getpid()}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    os.environ[MULTIPROCESS_DIR_VARIABLE] = str(folder)
+    os.environ[WORKERS_DIR_VARIABLE] = str(folder)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -56,6 +56,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     else:
         holder, follower = SnapshotHolder(settings.snapshots_dir, prepare), None
     metrics = ServiceMetrics(holder, follower)
+    access_log = AccessLog() if settings.access_log else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -67,6 +68,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             log.exception("could not load the published snapshot; %s", holder.remedy)
         watcher = asyncio.create_task(holder.watch())
         following = asyncio.create_task(follower.follow()) if follower is not None else None
+        sharing = asyncio.create_task(metrics.keep_sharing())
         # DuckDB reads at request time (bench pages) run on a few threads of their own: memory that
         # DuckDB and Arrow keep per thread then stays bounded however many clients stream.
         app.state.reader_pool = ThreadPoolExecutor(max_workers=READER_THREADS, thread_name_prefix="duckdb-reader")
@@ -76,6 +78,9 @@ def create_app(settings: Settings | None = None) -> Starlette:
             watcher.cancel()
             if following is not None:
                 following.cancel()
+            sharing.cancel()
+            if access_log is not None:
+                access_log.flush()
             app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
     routes = [
@@ -93,7 +98,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
             Middleware(
                 Observe,
                 metrics=metrics if settings.metrics else None,
-                access_log=AccessLog() if settings.access_log else None,
+                access_log=access_log,
             ),
             Middleware(Preflight),
         ],

@@ -6,21 +6,36 @@ summed by route (the streamed exports are most of them). The release's version, 
 and age, readiness and the replica's failed store polls are read from the server when
 Prometheus scrapes, not kept up to date on the request path.
 
-With several worker processes (``reuse-data serve --workers N``) each worker writes its
-counts to memory-mapped files in ``PROMETHEUS_MULTIPROC_DIR`` (prometheus-client's multiprocess
-mode, set up by the CLI), and a scrape of any worker sums them all.
+The request path only adds to plain integers (``RequestCounts``): every request is observed
+on the event loop's one thread, so no lock is needed, where prometheus-client's own counters
+and histograms take one per value (2.5 µs a request, 4 % of the fastest one). prometheus-client
+writes the exposition at scrape time from those counts.
+
+With several worker processes (``reuse-data serve --workers N``) each worker also writes its
+counts every ``SHARE_SECONDS`` to a file of its own in the folder ``REUSE_DATA_METRICS_DIR``
+names (set up by the CLI), and a scrape of any worker sums every worker's file with its own
+live counts.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
 import time
-from collections.abc import Callable, Iterator
+from bisect import bisect_left
+from collections.abc import Iterator
+from pathlib import Path
 from typing import TYPE_CHECKING
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, InfoMetricFamily, Metric
-from prometheus_client.multiprocess import MultiProcessCollector
+import orjson
+from prometheus_client import CollectorRegistry, generate_latest
+from prometheus_client.core import (
+    CounterMetricFamily,
+    GaugeMetricFamily,
+    HistogramMetricFamily,
+    InfoMetricFamily,
+    Metric,
+)
 from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
@@ -29,9 +44,87 @@ if TYPE_CHECKING:
     from serve.replica import ReleaseFollower
     from serve.snapshot import SnapshotHolder
 
-MULTIPROCESS_DIR_VARIABLE = "PROMETHEUS_MULTIPROC_DIR"
+WORKERS_DIR_VARIABLE = "REUSE_DATA_METRICS_DIR"
+SHARE_SECONDS = 1.0
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
+
+
+class RequestCounts:
+    """Requests answered, by (route, status); latency bucket counts, seconds and body bytes by route."""
+
+    def __init__(self) -> None:
+        self.requests: dict[tuple[str, int], int] = {}
+        self.buckets: dict[str, list[int]] = {}  # one count per bucket of LATENCY_BUCKETS, then +Inf
+        self.seconds: dict[str, float] = {}
+        self.body_bytes: dict[str, int] = {}
+
+    def observe(self, route: str, status: int, seconds: float, body_bytes: int) -> None:
+        """Count one answered request (on the event loop: never two at once)."""
+        key = (route, status)
+        self.requests[key] = self.requests.get(key, 0) + 1
+        buckets = self.buckets.get(route)
+        if buckets is None:
+            buckets = self.buckets[route] = [0] * (len(LATENCY_BUCKETS) + 1)
+            self.seconds[route] = 0.0
+            self.body_bytes[route] = 0
+        buckets[bisect_left(LATENCY_BUCKETS, seconds)] += 1  # a bucket holds values up to its bound
+        self.seconds[route] += seconds
+        self.body_bytes[route] += body_bytes
+
+    def add(self, other: RequestCounts) -> None:
+        for key, count in other.requests.items():
+            self.requests[key] = self.requests.get(key, 0) + count
+        for route, buckets in other.buckets.items():
+            mine = self.buckets.setdefault(route, [0] * (len(LATENCY_BUCKETS) + 1))
+            self.buckets[route] = [a + b for a, b in zip(mine, buckets, strict=True)]
+            self.seconds[route] = self.seconds.get(route, 0.0) + other.seconds[route]
+            self.body_bytes[route] = self.body_bytes.get(route, 0) + other.body_bytes[route]
+
+    def to_json(self) -> bytes:
+        return orjson.dumps(
+            {
+                "requests": [[route, status, count] for (route, status), count in self.requests.items()],
+                "buckets": self.buckets,
+                "seconds": self.seconds,
+                "body_bytes": self.body_bytes,
+            }
+        )
+
+    @classmethod
+    def from_json(cls, data: bytes) -> RequestCounts:
+        loaded = orjson.loads(data)
+        counts = cls()
+        counts.requests = {(route, status): count for route, status, count in loaded["requests"]}
+        counts.buckets, counts.seconds, counts.body_bytes = loaded["buckets"], loaded["seconds"], loaded["body_bytes"]
+        return counts
+
+    def families(self) -> Iterator[Metric]:
+        requests = CounterMetricFamily(
+            "reuse_data_http_requests", "HTTP requests answered, by route and status", labels=["route", "status"]
+        )
+        for (route, status), count in sorted(self.requests.items()):
+            requests.add_metric([route, str(status)], count)
+        yield requests
+        latency = HistogramMetricFamily(
+            "reuse_data_http_request_duration_seconds",
+            "Time from a request's arrival to its response's last byte, by route",
+            labels=["route"],
+        )
+        sent = CounterMetricFamily(
+            "reuse_data_http_response_bytes",
+            "Bytes of response bodies sent (streams included, as they go), by route",
+            labels=["route"],
+        )
+        for route in sorted(self.buckets):
+            cumulative, running = [], 0
+            for bound, count in zip((*LATENCY_BUCKETS, float("inf")), self.buckets[route], strict=True):
+                running += count
+                cumulative.append(("+Inf" if bound == float("inf") else repr(bound), running))
+            latency.add_metric([route], cumulative, sum_value=self.seconds[route])
+            sent.add_metric([route], self.body_bytes[route])
+        yield latency
+        yield sent
 
 
 class ReleaseCollector(Collector):
@@ -69,59 +162,52 @@ class ReleaseCollector(Collector):
             )
 
 
-class ServiceMetrics:
-    """The request metrics of one app, and the ``/metrics`` endpoint that exposes them."""
+class ServiceMetrics(Collector):
+    """The metrics of one server process, and the ``/metrics`` endpoint that exposes them."""
 
     def __init__(self, holder: SnapshotHolder, follower: ReleaseFollower | None = None) -> None:
-        self.registry = CollectorRegistry()
-        self.requests = Counter(
-            "reuse_data_http_requests",
-            "HTTP requests answered, by route and status",
-            ["route", "status"],
-            registry=self.registry,
-        )
-        self.latency = Histogram(
-            "reuse_data_http_request_duration_seconds",
-            "Time from a request's arrival to its response's last byte, by route",
-            ["route"],
-            buckets=LATENCY_BUCKETS,
-            registry=self.registry,
-        )
-        self.response_bytes = Counter(
-            "reuse_data_http_response_bytes",
-            "Bytes of response bodies sent (streams included, as they go), by route",
-            ["route"],
-            registry=self.registry,
-        )
-        self.release_registry = CollectorRegistry(auto_describe=False)
-        self.release_registry.register(ReleaseCollector(holder, follower))
-        # The labelled children by their labels: ``labels()`` takes a lock and builds a key each
-        # time, a few microseconds of every request otherwise.
-        self._per_route: dict[str, tuple[Callable[[float], None], Callable[[float], None]]] = {}
-        self._per_status: dict[tuple[str, int], Callable[[float], None]] = {}
+        self.counts = RequestCounts()
+        self.observe = self.counts.observe  # what the request path calls
+        self.release = ReleaseCollector(holder, follower)
+        shared = os.environ.get(WORKERS_DIR_VARIABLE)
+        self.workers_dir = Path(shared) if shared else None
+        self.registry = CollectorRegistry(auto_describe=False)
+        self.registry.register(self)
 
-    def observe(self, route: str, status: int, seconds: float, body_bytes: int) -> None:
-        """Count one answered request."""
-        timed = self._per_route.get(route)
-        if timed is None:
-            timed = self._per_route[route] = (self.latency.labels(route).observe, self.response_bytes.labels(route).inc)
-        observe_latency, add_bytes = timed
-        observe_latency(seconds)
-        if body_bytes:
-            add_bytes(body_bytes)
-        count = self._per_status.get((route, status))
-        if count is None:
-            count = self._per_status[(route, status)] = self.requests.labels(route, str(status)).inc
-        count(1)
+    @property
+    def own_file(self) -> Path | None:
+        return self.workers_dir / f"worker-{os.getpid()}.json" if self.workers_dir else None
 
-    def exposition(self) -> bytes:
-        """Every metric in Prometheus's text format: this process's (or every worker's) and the release's."""
-        if os.environ.get(MULTIPROCESS_DIR_VARIABLE):
-            registry = CollectorRegistry()
-            MultiProcessCollector(registry)
-        else:
-            registry = self.registry
-        return generate_latest(registry) + generate_latest(self.release_registry)
+    def share(self) -> None:
+        """Write this worker's counts where the other workers' scrapes read them."""
+        if self.own_file is not None:
+            staging = self.own_file.with_suffix(".staging")
+            staging.write_bytes(self.counts.to_json())
+            os.replace(staging, self.own_file)
+
+    async def keep_sharing(self) -> None:
+        """Share the counts every ``SHARE_SECONDS`` (only with several workers)."""
+        while self.workers_dir is not None:
+            await asyncio.to_thread(self.share)
+            await asyncio.sleep(SHARE_SECONDS)
+
+    def every_worker(self) -> RequestCounts:
+        """This process's counts, plus every other worker's last shared ones."""
+        if self.workers_dir is None:
+            return self.counts
+        total = RequestCounts()
+        total.add(self.counts)
+        for path in self.workers_dir.glob("worker-*.json"):
+            if path != self.own_file:
+                try:
+                    total.add(RequestCounts.from_json(path.read_bytes()))
+                except (OSError, ValueError, KeyError):
+                    continue  # being replaced, or from a worker that died mid-write: the next scrape has it
+        return total
+
+    def collect(self) -> Iterator[Metric]:
+        yield from self.every_worker().families()
+        yield from self.release.collect()
 
     async def endpoint(self, request: Request) -> Response:
-        return Response(self.exposition(), media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})
+        return Response(generate_latest(self.registry), media_type=CONTENT_TYPE, headers={"Cache-Control": "no-store"})

@@ -8,7 +8,6 @@ a rollback through the store's pointer reaches the replica.
 
 from __future__ import annotations
 
-import json
 import os
 import time
 import uuid
@@ -113,31 +112,6 @@ def test_a_replica_serves_the_store_alone_and_says_when_it_is_ready(
             body.pop("generated_at"), reference.pop("generated_at")
             assert body == reference  # the same marts, whichever release and host serves them
     assert not (replica.home / "warehouse").exists()
-
-
-def test_the_metrics_and_the_access_log(store: ReleaseStore, replica: Server, demo_home: Path, tmp_path: Path):
-    version = publish_to(store, tmp_path / "snapshots", demo_home)
-    wait_until_serving(replica, version)
-    for _ in range(3):
-        assert replica.get("/api/public/products.json").status == 200
-    assert replica.get("/api/public/products/no-such-thing.json").status == 404
-    metrics = replica.get("/metrics")
-    assert metrics.status == 200 and metrics.headers["content-type"].startswith("text/plain")
-    text = metrics.body.decode()
-    assert 'reuse_data_http_requests_total{route="/api/public/products.json",status="200"} 3.0' in text
-    assert 'reuse_data_http_request_duration_seconds_bucket{le="+Inf",route="/api/public/products.json"} 3.0' in text
-    assert 'reuse_data_http_response_bytes_total{route="/api/public/products.json"}' in text
-    assert f'reuse_data_release_info{{version="{version}"}} 1.0' in text
-    assert "reuse_data_ready 1.0" in text
-    age = float(text.split("\nreuse_data_release_age_seconds ")[1].split()[0])
-    assert 0 <= age < 600
-
-    lines = [json.loads(line) for line in replica.log.read_text().splitlines() if line.startswith("{")]
-    products = [line for line in lines if line["path"] == "/api/public/products.json"]
-    assert len(products) == 3
-    assert {line["status"] for line in products} == {200}
-    assert all(line["dataset_version"] == version and line["bytes"] > 0 for line in products)
-    assert all(line["route"] == "/api/public/products.json" and line["duration_ms"] > 0 for line in products)
 
 
 def test_a_corrupt_or_incomplete_release_in_the_store_is_refused_and_the_served_one_stays(
