@@ -130,13 +130,16 @@ def test_a_corrupt_or_incomplete_release_in_the_store_is_refused_and_the_served_
         else:
             obstore.delete(store.store, victim)
         store.switch(bad)
-        time.sleep(6)  # three polls of the store
+        refusal = f"release {bad} in {store.url} is incomplete or altered: api/public/products.json"
+        deadline = time.monotonic() + CONVERGE_SECONDS
+        while refusal not in replica.log.read_text():
+            assert time.monotonic() < deadline, f"the replica did not say it refused {bad}"
+            time.sleep(0.2)
+        assert f"still serving {good}" in replica.log.read_text()
+        time.sleep(2.5)  # one more poll: the refused release is still not taken
         assert replica.get("/readyz").json()["dataset_version"] == good
         reply = replica.get("/api/public/products.json")
         assert reply.status == 200 and reply.headers["x-dataset-version"] == good
-        said = replica.log.read_text()
-        assert f"release {bad} in {store.url} is incomplete or altered: api/public/products.json" in said
-        assert f"still serving {good}" in said
         assert not (replica.home / "replica" / bad).exists()
         assert not list((replica.home / "replica").glob(".staging-*"))
     failures = replica.get("/metrics").body.decode().split("\nreuse_data_store_sync_failures_total ")[1]
