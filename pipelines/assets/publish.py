@@ -58,7 +58,7 @@ def published_snapshot(context: AssetExecutionContext, warehouse: WarehouseResou
         settings.snapshots_dir,
         settings.warehouse_path,
         inputs_fingerprint=inputs_fingerprint(warehouse),
-        before_switch=store and (lambda folder: store.publish(folder, context.log.info)),
+        before_switch=(lambda folder: store.publish(folder, context.log.info)) if store else None,
     )
     context.log.info(f"published snapshot {info.version} ({info.size_bytes / 1e6:.1f} MB)")
     # The intake's sensor stops asking for a build once each receipt's status is published.
