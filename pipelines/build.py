@@ -1,9 +1,13 @@
 """Running the whole pipeline in-process, as `reuse-data build` does, with live progress.
 
 The run is a real Dagster run in the instance under ``REUSE_DATA_HOME`` (so it shows in the
-Dagster UI's run history). While it executes in a worker thread, this module follows the
-run's event log and reports each asset materialised, each failing check and each failed
-step as it happens.
+Dagster UI's run history): an embedded SQLite instance, or PostgreSQL when
+``REUSE_DATA_DAGSTER_POSTGRES_URL`` names a database (``prepare_environment``). While it
+executes in a worker thread, this module follows the run's event log and reports each asset
+materialised, each failing check and each failed step as it happens.
+
+One build runs at a time (``pipelines.build_lock``): a build started while another runs waits
+for it before it even loads the definitions.
 """
 
 from __future__ import annotations
@@ -18,7 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from reuse_data.settings import Settings
+from pipelines.build_lock import STARTED_BY_TAG, BuildHolder, one_build_at_a_time, started_by
+from reuse_data.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     from dagster import AssetKey
@@ -40,6 +45,18 @@ run_coordinator:
     max_concurrent_runs: 1
     dequeue_interval_seconds: 1
 """
+DAGSTER_POSTGRES_URL_VARIABLE = "REUSE_DATA_DAGSTER_POSTGRES_URL"  # Settings.dagster_postgres_url
+POSTGRES_URL_SCHEME = "postgresql+psycopg2://"
+# Every Dagster process (daemon, UI, run workers, `reuse-data build`) reads the URL from its own
+# environment, so no password is written to disk.
+POSTGRES_STORAGE = f"""\
+# Runs, their events, and schedule and sensor state in PostgreSQL, at ${DAGSTER_POSTGRES_URL_VARIABLE}.
+storage:
+  postgres:
+    postgres_url:
+      env: {DAGSTER_POSTGRES_URL_VARIABLE}
+"""
+CLI_HOW_TO_STOP = "Ctrl+C to stop"
 
 
 @dataclass
@@ -55,13 +72,29 @@ class BuildOutcome:
     published_version: str | None = None
 
 
+def dagster_yaml(settings: Settings) -> str:
+    """The instance's configuration: embedded SQLite under the home, or PostgreSQL storage when
+    ``settings.dagster_postgres_url`` is set (the production instance)."""
+    return DAGSTER_YAML + (POSTGRES_STORAGE if settings.dagster_postgres_url else "")
+
+
 def prepare_environment(settings: Settings) -> None:
     """Directories, Dagster home and the variables dbt and Dagster read, before any import."""
+    url = settings.dagster_postgres_url
+    if url and not url.startswith(POSTGRES_URL_SCHEME):
+        # SQLAlchemy would take a bare postgresql:// for psycopg 3, which is not installed.
+        raise SettingsError(
+            f"{DAGSTER_POSTGRES_URL_VARIABLE} must start with {POSTGRES_URL_SCHEME} (the driver installed), "
+            f"got {url.split('://')[0]}://…"
+        )
     settings.ensure_dirs()
-    dagster_yaml = settings.dagster_home / "dagster.yaml"
-    written = dagster_yaml.read_text(encoding="utf-8") if dagster_yaml.exists() else None
-    if written is None or (written.startswith(DAGSTER_YAML_HEADER) and written != DAGSTER_YAML):
-        dagster_yaml.write_text(DAGSTER_YAML, encoding="utf-8")
+    config_path = settings.dagster_home / "dagster.yaml"
+    config = dagster_yaml(settings)
+    written = config_path.read_text(encoding="utf-8") if config_path.exists() else None
+    if written is None or (written.startswith(DAGSTER_YAML_HEADER) and written != config):
+        config_path.write_text(config, encoding="utf-8")
+    if url:
+        os.environ[DAGSTER_POSTGRES_URL_VARIABLE] = url
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     os.environ["REUSE_DATA_HOME"] = str(settings.home)
     os.environ["REUSE_DATA_INPUTS"] = str(settings.inputs)
@@ -114,15 +147,33 @@ def run_build(
     asset_selection: Sequence[AssetKey] | None = None,
 ) -> BuildOutcome:
     """Materialise every asset (or those of ``asset_selection``, with their checks) and publish;
-    nothing is published unless every step passes."""
+    nothing is published unless every step passes.
+
+    While another build runs, this one waits for it first (saying so through ``report``) and
+    raises ``BuildAlreadyRunning`` past ``settings.build_wait_seconds``: it holds the build lock
+    before it loads the definitions, and its run takes it over.
+    """
     prepare_environment(settings)
+    run_id = str(uuid.uuid4())
+    run_tags = {STARTED_BY_TAG: "cli", **(tags or {})}
+    holder = BuildHolder.starting_now(run_id, started_by(run_tags))
+    with one_build_at_a_time(settings.warehouse_path, holder, settings.build_wait_seconds, report, CLI_HOW_TO_STOP):
+        return _execute(settings, run_id, run_tags, asset_selection, report)
+
+
+def _execute(
+    settings: Settings,
+    run_id: str,
+    tags: Mapping[str, str],
+    asset_selection: Sequence[AssetKey] | None,
+    report: Callable[[str], None],
+) -> BuildOutcome:
     from dagster import DagsterInstance
 
     from pipelines.definitions import defs  # importing them parses the dbt project first when it changed
 
     job = defs.resolve_job_def("build_and_publish")
     instance = DagsterInstance.get()
-    run_id = str(uuid.uuid4())
     started = time.monotonic()
     result_holder: dict[str, object] = {}
 
@@ -133,7 +184,7 @@ def run_build(
                 instance=instance,
                 run_id=run_id,
                 raise_on_error=False,
-                tags=dict(tags or {}),
+                tags=dict(tags),
                 asset_selection=asset_selection,
             )
         except BaseException as error:  # reported below; the thread must not die silently

@@ -1,4 +1,4 @@
-"""Resources: the build warehouse, the raw inputs folder and the dbt CLI."""
+"""Resources: the build warehouse (which holds the build lock for a run), the raw inputs folder and the dbt CLI."""
 
 from __future__ import annotations
 
@@ -10,18 +10,44 @@ from functools import cached_property
 from pathlib import Path
 
 import duckdb
-from dagster import ConfigurableResource
+from dagster import ConfigurableResource, InitResourceContext
 from dagster_dbt import DbtCliResource
 from packaging.version import Version
 
+from pipelines.build_lock import BuildAlreadyRunning, BuildHolder, one_build_at_a_time, started_by
 from pipelines.project import dbt_project
 from reuse_data.settings import load_settings
 
+TERMINATE_TO_STOP = "terminate this run in the Dagster UI to stop"
+
 
 class WarehouseResource(ConfigurableResource):
-    """The DuckDB build warehouse the ingest assets and dbt write to."""
+    """The DuckDB build warehouse the ingest assets and dbt write to.
+
+    DuckDB takes one writer at a time, so a run that uses the warehouse (every asset and check
+    does; ``dbt_models`` asks for it) holds the build lock (``pipelines.build_lock``) from the
+    moment this resource is set up until the run ends: the in-process executor sets it up once
+    per run, before the first step. A run launched while another build holds the lock waits
+    here, saying so in the run's log (the Dagster UI) every minute, and fails with the reason
+    past REUSE_DATA_BUILD_WAIT_SECONDS.
+    """
 
     path: str
+
+    @contextmanager
+    def yield_for_execution(self, context: InitResourceContext) -> Iterator[WarehouseResource]:
+        run = context.dagster_run
+        if run is None:  # built outside a run: no build to keep apart from another
+            yield self
+            return
+        holder = BuildHolder.starting_now(run.run_id, started_by(run.tags))
+        wait_seconds = load_settings().build_wait_seconds
+        try:
+            with one_build_at_a_time(Path(self.path), holder, wait_seconds, context.log.info, TERMINATE_TO_STOP):
+                yield self
+        except BuildAlreadyRunning as refusal:
+            context.log.error(str(refusal))  # the sentence itself, above Dagster's "resource failed"
+            raise
 
     @contextmanager
     def connect(self) -> Iterator[duckdb.DuckDBPyConnection]:

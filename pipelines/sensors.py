@@ -12,7 +12,8 @@ A build whose process died (killed, or the machine went down) stays "started" in
 run storage for ever. A run in flight that has logged no event for
 ``REUSE_DATA_STALE_BUILD_SECONDS`` (15 minutes by default) is therefore marked failed and
 tagged abandoned, and the receipts it held are built again; an abandoned run is not a
-failure that waits for a person.
+failure that waits for a person. (A run waiting for another build to finish logs so every
+minute, ``pipelines.build_lock``: it is not silent.)
 """
 
 import hashlib

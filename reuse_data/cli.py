@@ -22,6 +22,10 @@ environment:
   REUSE_DATA_PUBLISH_TO  also upload each release to this object store, s3://bucket/prefix
   REUSE_DATA_SERVE_FROM  serve as a replica of this object store (what `serve --from` sets)
   REUSE_DATA_ACCESS_LOG  json (one line per request on standard output, the default) or off
+  REUSE_DATA_DAGSTER_POSTGRES_URL
+                         the Dagster instance's PostgreSQL database (default: SQLite under the home)
+  REUSE_DATA_BUILD_WAIT_SECONDS
+                         how long a build waits for one already running (default: 1800)
   AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
                          the object store's endpoint, region and keys
 
@@ -53,9 +57,14 @@ def command_build(args: argparse.Namespace) -> int:
         os.environ["REUSE_DATA_INPUTS"] = str(inputs)
     settings = load_settings()
     from pipelines.build import run_build
+    from pipelines.build_lock import BuildAlreadyRunning
 
     _print(f"building from {settings.inputs} into {settings.home}")
-    outcome = run_build(settings, report=_print)
+    try:
+        outcome = run_build(settings, report=_print)
+    except BuildAlreadyRunning as refusal:
+        _print(f"error: {refusal}")
+        return 2
     if outcome.success:
         _print(
             f"published snapshot {outcome.published_version}: {len(outcome.materialized)} assets materialised "
@@ -257,7 +266,9 @@ def build_parser() -> argparse.ArgumentParser:
         "build",
         help="materialise every asset and publish a new snapshot",
         description="Ingest the raw inputs, run the dbt models and tests, and publish a snapshot. "
-        "Prints progress per asset; exits 1 and publishes nothing when any step or check fails.",
+        "Prints progress per asset; exits 1 and publishes nothing when any step or check fails. "
+        "One build runs at a time: while another is running this one waits for it "
+        "(up to REUSE_DATA_BUILD_WAIT_SECONDS), and exits 2 if it has not finished by then.",
     )
     build.add_argument(
         "--inputs", metavar="DIR", help="folder of raw inputs laid out like demo/ (default: REUSE_DATA_INPUTS or demo/)"

@@ -10,6 +10,7 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from pipelines.assets.ingest import RAW_SCHEMA
 from pipelines.project import dbt_project, project_fingerprint
+from pipelines.resources import WarehouseResource
 from reuse_data.settings import load_settings
 
 
@@ -83,8 +84,11 @@ def run_target_path(run_id: str) -> Path:
 
 
 @dbt_assets(manifest=dbt_project.manifest_path, dagster_dbt_translator=translator)
-def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource) -> Iterator[Any]:
+def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource) -> Iterator[Any]:
     """`dbt build`: seeds, snapshots, models and their tests; a failing test fails the run.
+
+    dbt writes the warehouse itself (``sql/profiles.yml``); asking for the warehouse resource
+    makes a run of dbt alone hold the build lock too (``WarehouseResource``).
 
     Incremental models (the bench readings) recompute only what new sheets touch, which holds
     only while their SQL is the SQL that built them: after any change to the dbt project the
