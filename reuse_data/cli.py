@@ -76,7 +76,8 @@ def command_build(args: argparse.Namespace) -> int:
         _print(f"  check failed: {check}")
     for error in outcome.errors:
         _print(f"  {error.splitlines()[0]}")
-    _print("  the details are above; fix the inputs they name and run `reuse-data build` again")
+    _print("  the details are above; fix what they name (an input, or the object store's settings) and run")
+    _print("  `reuse-data build` again")
     return 1
 
 
