@@ -4,7 +4,12 @@ and what a server's metrics and access log cost.
 All on the demo build of ``$REUSE_DATA_HOME`` (`make build`), each figure beside its baseline
 measured in the same run:
 
-1. The cost of observing: one `reuse-data serve` (local releases, one worker) under wrk, with
+0. What observing adds to a request, timed in-process: ``serve.observe.Observe`` with the
+   metrics, and with the metrics and the access log (to a file), around an ASGI app that
+   answers at once, against that app alone; ``IN_PROCESS_REQUESTS`` calls on one event loop,
+   the best of ``ROUNDS``. Exact to a fraction of a microsecond, where a server under wrk on
+   two cores drifts by more than that between runs.
+1. The cost of observing end to end: one `reuse-data serve` (local releases, one worker) under wrk, with
    metrics and the JSON access log off (the baseline), metrics alone, and both (the default).
    Its access lines go to a file, as a process manager would keep them. The server's CPU time
    per request is the figure (throughput on two cores shared with wrk moves by more than the
@@ -30,6 +35,7 @@ from __future__ import annotations
 import argparse
 import statistics
 import tempfile
+import time
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
@@ -43,6 +49,8 @@ from tests.support.deployment import deployment
 from warehouse.snapshots import current_version, snapshot_path
 
 ROUNDS = 5
+IN_PROCESS_REQUESTS = 100_000
+PARTS = ("in-process", "observing", "throughput", "publish")
 PUBLISHES = 5
 FIXED_DOCUMENT = "/api/public/recommendations.json"
 CLIENT_HEADERS = {"Accept-Encoding": "gzip"}
@@ -80,6 +88,67 @@ def requests_of(pages: list[str]) -> dict[str, Callable[[str, float, int], Load]
             base + pages[0], seconds, connections, headers=CLIENT_HEADERS, paths=pages
         ),
     }
+
+
+def in_process_cost(work: Path) -> str:
+    import asyncio
+    import os
+
+    from starlette.routing import Route
+
+    from serve.access_log import AccessLog
+    from serve.metrics import ServiceMetrics
+    from serve.observe import Observe
+    from serve.snapshot import SnapshotHolder
+
+    headers = [(b"content-type", b"application/json"), (b"x-dataset-version", b"20261124T000000000Z")]
+
+    async def answer(scope, receive, send) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
+        await send({"type": "http.response.body", "body": b"{}"})
+
+    async def receive() -> dict:
+        return {"type": "http.request"}
+
+    async def send(message: dict) -> None:
+        pass
+
+    route = Route(FIXED_DOCUMENT, answer)
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": FIXED_DOCUMENT,
+        "query_string": b"",
+        "headers": [(b"host", b"127.0.0.1"), (b"user-agent", b"wrk"), (b"accept-encoding", b"gzip")],
+        "client": ("127.0.0.1", 50000),
+        "route": route,
+    }
+    log_fd = os.open(work / "in-process-access.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+    metrics = ServiceMetrics(SnapshotHolder(work / "no-releases"))
+
+    async def timed(app) -> float:
+        best = float("inf")
+        for _ in range(ROUNDS):
+            started = time.perf_counter()
+            for _ in range(IN_PROCESS_REQUESTS):
+                await app(scope, receive, send)
+            best = min(best, (time.perf_counter() - started) / IN_PROCESS_REQUESTS * 1e6)
+        return best
+
+    async def measure() -> dict[str, float]:
+        return {
+            "the app alone (baseline)": await timed(answer),
+            "with the metrics": await timed(Observe(answer, metrics, None)),
+            "with the metrics and the JSON access log": await timed(Observe(answer, metrics, AccessLog(log_fd))),
+        }
+
+    try:
+        measured = asyncio.run(measure())
+    finally:
+        os.close(log_fd)
+    baseline = measured["the app alone (baseline)"]
+    rows = [[label, f"{value:.2f}", f"{value - baseline:+.2f}"] for label, value in measured.items()]
+    return markdown_table(["a request through", "µs per request (best of rounds)", "µs added"], rows)
 
 
 def observing_cost(home: Path, work: Path, seconds: float, connections: int, pages: list[str]) -> str:
@@ -166,29 +235,50 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--seconds", type=float, default=10, help="length of each wrk run (default 10)")
     parser.add_argument("--connections", type=int, default=32, help="wrk's keep-alive connections (default 32)")
+    parser.add_argument(
+        "--parts",
+        default=",".join(PARTS),
+        help=f"which parts to run, of {', '.join(PARTS)} (default: all)",
+    )
     parser.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
     args = parser.parse_args(argv)
+    parts = [part.strip() for part in args.parts.split(",") if part.strip()]
+    if unknown := sorted(set(parts) - set(PARTS)):
+        parser.error(f"unknown parts {unknown}: choose among {', '.join(PARTS)}")
 
     home = load_settings().home
     warehouse = home_layout(home).warehouse_path
     if not warehouse.exists() or current_version(home_layout(home).snapshots_dir) is None:
         parser.error(f"no demo build in {home}: run `make build` first")
     pages = page_paths(home)
+    sections = [f"Machine: {machine()}. wrk: 1 thread, {args.connections} connections, {args.seconds:.0f} s a run."]
     with tempfile.TemporaryDirectory(prefix="bench-replicas-") as folder:
         work = Path(folder)
-        progress("1/3 what observing costs")
-        observing = observing_cost(home, work, args.seconds, args.connections, pages)
-        progress("2/3 one replica against three behind nginx")
-        throughput = replica_throughput(warehouse, work, args.seconds, args.connections, pages)
-        progress("3/3 publish to every replica")
-        publish = publish_to_every_replica(warehouse, work)
-    body = (
-        f"Machine: {machine()}. wrk: 1 thread, {args.connections} connections, {args.seconds:.0f} s a run.\n\n"
-        f"What observing costs (median of {ROUNDS} rounds, one worker, access lines to a file):\n\n{observing}\n\n"
-        f"One replica against three behind nginx (each replica one worker):\n\n{throughput}\n\n"
-        f"From a publish's return to every replica serving the release:\n\n{publish}\n"
-    )
-    results.report("Replicas behind a balancer", body, args.record)
+        if "in-process" in parts:
+            progress("what observing adds, in-process")
+            sections.append(
+                f"What observing adds to a request, in-process ({IN_PROCESS_REQUESTS:,} calls, best of {ROUNDS}):"
+                f"\n\n{in_process_cost(work)}"
+            )
+        if "observing" in parts:
+            progress("what observing costs a server")
+            sections.append(
+                f"What observing costs a server (median of {ROUNDS} rounds, one worker, access lines to a file):"
+                f"\n\n{observing_cost(home, work, args.seconds, args.connections, pages)}"
+            )
+        if "throughput" in parts:
+            progress("one replica against three behind nginx")
+            sections.append(
+                "One replica against three behind nginx (each replica one worker):"
+                f"\n\n{replica_throughput(warehouse, work, args.seconds, args.connections, pages)}"
+            )
+        if "publish" in parts:
+            progress("publish to every replica")
+            sections.append(
+                "From a publish's return to every replica serving the release:"
+                f"\n\n{publish_to_every_replica(warehouse, work)}"
+            )
+    results.report("Replicas behind a balancer", "\n\n".join(sections) + "\n", args.record)
     return 0
 
 

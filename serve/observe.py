@@ -50,7 +50,7 @@ class Observe:
                 status = message["status"]
                 if log_version:
                     for name, value in message.get("headers", ()):
-                        if name.lower() == VERSION_HEADER:
+                        if name == VERSION_HEADER:  # ASGI header names are lower case
                             version = value.decode("latin-1")
                             break
             await send(message)
