@@ -31,9 +31,8 @@ from pathlib import Path
 import obstore
 from obstore.store import S3Store
 
-from reuse_data.durable_files import fsync_directory
 from warehouse.manifest import MANIFEST_FILE, Manifest, ReleaseError, read_manifest
-from warehouse.snapshots import STAGING_PREFIX, is_version, point_current, release_path, remove_tree, seal
+from warehouse.snapshots import is_version, point_current, release_path, staged_release
 
 POINTER = "current"
 RELEASES = "releases"
@@ -176,20 +175,9 @@ class ReleaseStore:
         final = release_path(cache, version)
         if not (final / MANIFEST_FILE).is_file():
             manifest = self.manifest(version)
-            staging = cache / f"{STAGING_PREFIX}{version}"
-            cache.mkdir(parents=True, exist_ok=True)
-            if staging.exists():
-                remove_tree(staging)
-            try:
+            with staged_release(cache, version) as staging:
                 self._fetch(manifest, staging)
                 (staging / MANIFEST_FILE).write_bytes(manifest.to_json())
-                seal(staging)
-                os.replace(staging, final)
-                fsync_directory(cache)
-            except BaseException:
-                if staging.exists():
-                    remove_tree(staging)
-                raise
             size = sum(file.size for file in manifest.files.values())
             report(f"downloaded release {version} from {self.url}: {len(manifest.files)} files, {size / 1e6:.1f} MB")
         point_current(cache, version)

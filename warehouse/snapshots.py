@@ -139,6 +139,25 @@ def seal(folder: Path) -> None:
 
 
 @contextmanager
+def staged_release(store: Path, version: str) -> Iterator[Path]:
+    """A staging folder for release ``version``, to fill in the block; then sealed read-only and
+    renamed into place whole, or removed if the block fails (publish, and a replica's download)."""
+    staging = store / f"{STAGING_PREFIX}{version}"
+    if staging.exists():  # left by a process killed while filling it
+        remove_tree(staging)
+    staging.mkdir(parents=True)
+    try:
+        yield staging
+        seal(staging)
+        os.replace(staging, release_path(store, version))
+        fsync_directory(store)
+    except BaseException:
+        if staging.exists():
+            remove_tree(staging)
+        raise
+
+
+@contextmanager
 def open_snapshot(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
     """A read-only connection to a published snapshot."""
     connection = duckdb.connect(str(path), read_only=True)
@@ -193,9 +212,7 @@ def publish(
         published_at += dt.timedelta(milliseconds=1)
         version = new_version(published_at)
     final = release_path(store, version)
-    staging = store / f"{STAGING_PREFIX}{version}"
-    try:
-        staging.mkdir()
+    with staged_release(store, version) as staging:
         snapshot_file = staging / SNAPSHOT_FILE
         connection = duckdb.connect(str(snapshot_file))
         try:
@@ -221,13 +238,6 @@ def publish(
         if write_files is not None:
             write_files(staging, snapshot_file)
         write_manifest(staging, version, base_url, published_at.isoformat())
-        seal(staging)
-        os.replace(staging, final)
-        fsync_directory(store)
-    except BaseException:
-        if staging.exists():
-            remove_tree(staging)
-        raise
     if before_switch is not None:
         try:
             before_switch(final)

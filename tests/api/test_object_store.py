@@ -9,6 +9,8 @@ a rollback through the store's pointer reaches the replica.
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import time
 import uuid
 from collections.abc import Iterator
@@ -17,14 +19,15 @@ from pathlib import Path
 import obstore
 import pytest
 
-from benchmarks.harness import Server, home_layout, serving
+from benchmarks.harness import Server, copy_home, home_environment, home_layout, serving
 from serve.release_files import publish_release
-from tests.conftest import run_cli
+from tests.conftest import PROJECT_ROOT, run_cli
 from tests.support.seaweedfs import SeaweedFS
 from warehouse.manifest import MANIFEST_FILE, read_manifest
 from warehouse.release_store import ReleaseStore, StoreError
 from warehouse.snapshots import current_version, versions
 
+DAGSTER = str(Path(sys.executable).parent / "dagster")
 CONVERGE_SECONDS = 15  # the store is polled every 2 s; downloading and checking the demo takes < 1 s
 
 
@@ -166,7 +169,7 @@ def test_rollback_through_the_store_pointer_reaches_the_replica(
     assert replica.get("/api/public/products.json").headers["x-dataset-version"] == first
     # a version the store does not hold is refused before anything moves
     refused = run_cli("snapshots", "rollback", "20200101T000000000Z", home=home, environ=env)
-    assert refused.returncode == 2 and "no snapshot 20200101T000000000Z" in refused.output
+    assert refused.returncode == 2 and "holds no whole release 20200101T000000000Z" in refused.output
     assert store.pointer() == first
 
 
@@ -179,3 +182,21 @@ def test_a_malformed_or_unreachable_store_is_a_sentence_not_a_traceback(tmp_path
     assert unreachable.returncode == 2
     assert "could not read current in s3://reuse-data/x" in unreachable.output
     assert "check AWS_ENDPOINT_URL" in unreachable.output and "Traceback" not in unreachable.output
+
+
+def test_the_publish_asset_uploads_to_the_configured_store(
+    store: ReleaseStore, seaweedfs: SeaweedFS, demo_home: Path, tmp_path: Path
+):
+    """A real Dagster materialisation of the publish asset, as the daemon runs it (a store that
+    refuses the upload: ``test_a_store_that_refuses_the_upload_publishes_nothing``)."""
+    home = copy_home(demo_home, tmp_path / "home")
+    local = home_layout(home).snapshots_dir
+    before = current_version(local)
+    env = {**home_environment(home), **seaweedfs.environment(), "REUSE_DATA_PUBLISH_TO": store.url}
+    materialize = [DAGSTER, "asset", "materialize", "-m", "pipelines.definitions", "--select", "published/snapshot"]
+
+    done = subprocess.run(materialize, cwd=PROJECT_ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    version = current_version(local)
+    assert version != before and store.pointer() == version
+    assert f"uploaded release {version} to {store.url}" in done.stderr
