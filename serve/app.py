@@ -87,6 +87,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         *routes_health.routes,
         *routes_ask.routes,
         *routes_catalogue.routes,
+        *routes_catalogue.crawler_routes,
         *routes_pages.routes,
         *routes_bench.routes,
         *routes_catalogue.file_routes,

@@ -25,6 +25,7 @@ MEDIA_TYPES: dict[str, str] = {
     ".jsonl": "application/x-ndjson",
     ".csv": "text/csv; charset=utf-8",
     ".txt": "text/plain; charset=utf-8",
+    ".xml": "application/xml; charset=utf-8",
     ".parquet": "application/vnd.apache.parquet",
 }
 DOWNLOADS_DIR = "api/public/downloads"

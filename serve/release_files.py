@@ -6,6 +6,8 @@
   (column types kept, the per-sample readings among them), the bench measurements also as
   CSV and JSON lines (``TEXT_FORMATS``).
 - The page.json documents packed end to end with an index (``serve.release.PAGE_PACK``).
+- What crawlers and answer engines read first: ``robots.txt``, ``llms.txt``, the sitemap index
+  ``sitemap.xml`` and its sitemaps under ``sitemaps/`` (``serve.crawler_files``).
 
 Every text file of ``COMPRESS_MINIMUM_BYTES`` or more gets a gzip copy (``.gz``) and, where
 zstd saves a further ``ZSTD_MUST_SAVE``, a zstd copy (``.zst``). The base URL is the one the
@@ -26,7 +28,7 @@ from typing import Any, BinaryIO
 import zstandard
 
 from reuse_data.input_problems import sha256_of
-from serve import documents, openapi
+from serve import crawler_files, documents, openapi
 from serve.openapi import BENCH_COLUMNS, OPERATIONS
 from serve.release import (
     DOWNLOADS_DIR,
@@ -37,6 +39,7 @@ from serve.release import (
     PageIndex,
     media_type_of,
 )
+from serve.site import SECTIONS
 from serve.snapshot import Snapshot, read_snapshot
 from warehouse.contract import DISTRIBUTED_TABLES, PRIVATE_COLUMNS, STORED_ORDER
 from warehouse.snapshots import SnapshotInfo, publish, sql_string
@@ -78,6 +81,11 @@ DOCUMENTS: dict[str, Writer] = {
     "llms-full.txt": documents.write_full_text,
 }
 DATASET = "api/public/dataset.json"
+# Served at their own address like the documents above, but outside the API's contract: for crawlers.
+CRAWLER_DOCUMENTS: dict[str, Writer] = {
+    crawler_files.ROBOTS: crawler_files.write_robots,
+    crawler_files.LLMS: crawler_files.write_llms_txt,
+}
 
 
 def write_release_files(folder: Path, snapshot_file: Path) -> None:
@@ -91,6 +99,10 @@ def write_release_files(folder: Path, snapshot_file: Path) -> None:
         dataset = documents.encode(documents.dataset(snapshot, distributions))
         write_file(folder, DATASET, lambda out: out.write(dataset))
         write_page_pack(folder, snapshot)
+        for path, write in CRAWLER_DOCUMENTS.items():
+            write_file(folder, path, lambda out, write=write: write(out, snapshot))
+        for path in crawler_files.write_sitemaps(folder, snapshot, SECTIONS):
+            compress_copies(folder, path)
     finally:
         snapshot.connection.close()
 

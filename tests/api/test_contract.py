@@ -107,9 +107,10 @@ def test_every_route_is_documented_and_every_documented_path_is_a_route(document
     pages = {route.path for route in site.routes(BASE_URL)}  # the HTML side, not the API
     # The release's files by name: each is listed, with its size and sha256, by dataset.json.
     files = {route.path for route in routes_catalogue.file_routes}
+    crawlers = {route.path for route in routes_catalogue.crawler_routes}  # robots.txt, llms.txt, sitemap.xml
     # The operator's addresses (liveness, readiness, metrics): kept off the public address.
     operator = {route.path for route in routes_health.routes}
-    assert served - pages - files - operator == set(document["paths"])
+    assert served - pages - files - crawlers - operator == set(document["paths"])
     assert document["openapi"] == "3.1.0" and document["info"]["version"] == "1.0.0"
     assert document["servers"] == [{"url": BASE_URL}]
     assert all(list(item) == ["get"] for item in document["paths"].values()), "every operation is a GET"
