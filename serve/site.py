@@ -48,6 +48,26 @@ MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 # The page's own words in each language (the data's translated parts come from the snapshot).
 LABELS: dict[str, dict[str, str]] = json.loads((TEMPLATES_DIR / "labels.json").read_text(encoding="utf-8"))
 DEFAULT_LANGUAGE = "en"
+# Open Graph names a locale as language_TERRITORY; each language's usual one (others: the hreflang's).
+OG_LOCALES = {"en": "en_US", "zh": "zh_CN", "el": "el_GR", "vi": "vi_VN", "ar": "ar_AR", "pa": "pa_IN"}
+OG_TYPES = {"product": "product", "review": "article", "guide": "article", "comparison": "article", "post": "article"}
+
+
+def og_locale(row: dict[str, Any]) -> str:
+    return OG_LOCALES.get(row["code"], row["hreflang"].replace("-", "_"))
+
+
+def open_graph(snapshot: Snapshot, title: str, description: str, kind: str, url: str, lang: str) -> dict[str, Any]:
+    """The Open Graph (and Twitter card) values of a page: ``url`` is the canonical address it cites."""
+    rows = languages(snapshot)
+    return {
+        "title": title,
+        "description": description,
+        "type": kind,
+        "url": url,
+        "locale": next(og_locale(row) for row in rows if row["code"] == lang),
+        "alternate_locales": [og_locale(row) for row in rows if row["code"] != lang],
+    }
 
 
 def render_markdown(text: str | None) -> Markup:
@@ -173,6 +193,9 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         for row in languages(snapshot)
     ]
     hub = hub_context(snapshot, lang) if path == FALLBACK_PATH else {}
+    canonical = language_url(page["canonical_url"], lang)
+    answer = translated(page["answer"], lang)
+    kind = "website" if hub else OG_TYPES.get(page["page_type"], "article")
     html = TEMPLATES.get_template("hub.html" if hub else "page.html").render(
         **hub,
         page=page,
@@ -180,10 +203,11 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         language=language_row(snapshot, lang),
         languages=languages(snapshot),
         labels=LABELS[lang],
-        answer=translated(page["answer"], lang),
+        answer=answer,
         faq=[(translated(e["question"], lang), translated(e["answer"], lang)) for e in page["faq"]],
         body=render_markdown(page["body"]),
-        canonical=language_url(page["canonical_url"], lang),
+        canonical=canonical,
+        og=open_graph(snapshot, page["title"], answer, kind, canonical, lang),
         default_url=page["canonical_url"],
         alternates=alternates,
         json_ld=[script_json(block) for block in json_ld(page, snapshot, lang)],
@@ -224,11 +248,14 @@ def render_api_guide(snapshot: Snapshot) -> bytes:
     base_url = snapshot.base_url
     capabilities = orjson.loads((snapshot.files.folder / "api/public/capabilities.json").read_bytes())
     dataset = orjson.loads((snapshot.files.folder / "api/public/dataset.json").read_bytes())
+    title = f"The {snapshot.publisher['name']} data API"
+    og = open_graph(snapshot, title, dataset["description"], "website", f"{base_url}/", DEFAULT_LANGUAGE)
     return (
         TEMPLATES.get_template("api_guide.html")
         .render(
             lang=DEFAULT_LANGUAGE,
             language=language_row(snapshot, DEFAULT_LANGUAGE),
+            og=og,
             publisher=snapshot.publisher,
             version=snapshot.version,
             hub=base_url + FALLBACK_PATH,

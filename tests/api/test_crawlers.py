@@ -1,6 +1,7 @@
 """What crawlers and answer engines read first, from the demo release on the real server:
 robots.txt, the sitemap index and its sitemaps (every page of the change feed with its
-changed_at, language alternates that open) and llms.txt."""
+changed_at, language alternates that open), llms.txt, and Open Graph / Twitter card tags on
+every kind of HTML page."""
 
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 XHTML_NS = "{http://www.w3.org/1999/xhtml}"
 HREFLANGS = {"en": "en", "zh": "zh-Hans", "el": "el", "vi": "vi", "ar": "ar", "pa": "pa"}
+OG_LOCALES = {"en": "en_US", "zh": "zh_CN", "el": "el_GR", "vi": "vi_VN", "ar": "ar_AR", "pa": "pa_IN"}
 PAGE_TYPES = ("guide", "comparison", "review", "product", "post")
 _MARKDOWN_LINK = re.compile(r"^- \[([^\]]+)\]\((\S+)\): (.+)$")
 
@@ -231,3 +233,68 @@ def test_llms_txt_has_its_title_summary_and_sections_and_every_link_answers(serv
     assert [href for _, href in links["Guides"]] == [guide["url"] for guide in guides]
     for href in sorted(hrefs):
         assert server.get(local(href)).status == 200, href
+
+
+def og_tags(reply: Reply) -> tuple[dict[str, list[str]], dict[str, str], list[str]]:
+    """(og:* and twitter:* meta values by name, other meta by name, canonical links) of a page."""
+    assert reply.status == 200 and reply.headers["content-type"] == "text/html; charset=utf-8"
+    document = html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(reply.body)
+    head = document.find("head")
+    social: dict[str, list[str]] = {}
+    named: dict[str, str] = {}
+    for meta in head.iter("meta"):
+        key = meta.get("property") or meta.get("name")
+        if key and key.startswith(("og:", "twitter:")):
+            social.setdefault(key, []).append(meta.get("content"))
+        elif key:
+            named[key] = meta.get("content")
+    canonical = [link.get("href") for link in head.iter("link") if link.get("rel") == "canonical"]
+    return social, named, canonical
+
+
+def one(social: dict[str, list[str]], key: str) -> str:
+    [value] = social[key]
+    return value
+
+
+@pytest.mark.parametrize("lang", ["en", "ar", "zh"])
+@pytest.mark.parametrize("page_type", [*PAGE_TYPES, "hub"])
+def test_each_page_type_has_open_graph_and_twitter_tags(server: Server, changes: list[dict], page_type: str, lang: str):
+    if page_type == "hub":
+        url = f"{BASE_URL}/guides/start-here"
+    else:
+        url = next(change["url"] for change in changes if change["type"] == page_type)
+    address = url if lang == "en" else f"{url}?lang={lang}"
+    record = server.get(f"/api/public/page.json?path={urlsplit(url).path}").json()["page"]
+    social, named, canonical = og_tags(server.get(local(address)))
+    assert canonical == [address] and one(social, "og:url") == address
+    assert one(social, "og:title") == record["title"] == one(social, "twitter:title")
+    # Quotes, ampersands and the rest come back as they are: escaped in the HTML, whole in the value.
+    assert one(social, "og:description") == record["answer"][lang] == one(social, "twitter:description")
+    assert one(social, "og:description") == named["description"]
+    expected_type = {"product": "product", "hub": "website"}.get(page_type, "article")
+    assert one(social, "og:type") == expected_type
+    assert one(social, "og:site_name") == server.get("/api/public/press-kit.json").json()["organization"]["name"]
+    assert one(social, "og:locale") == OG_LOCALES[lang]
+    assert sorted(social["og:locale:alternate"]) == sorted(v for k, v in OG_LOCALES.items() if k != lang)
+    assert one(social, "twitter:card") == "summary"
+
+
+def test_the_api_guide_has_open_graph_and_twitter_tags(server: Server):
+    social, _, _ = og_tags(server.get("/"))
+    name = server.get("/api/public/press-kit.json").json()["organization"]["name"]
+    assert one(social, "og:url") == f"{BASE_URL}/" and one(social, "og:type") == "website"
+    assert one(social, "og:title") == f"The {name} data API" == one(social, "twitter:title")
+    assert one(social, "og:description") == server.get("/api/public/dataset.json").json()["description"]
+    assert one(social, "twitter:description") == one(social, "og:description")
+    assert one(social, "og:site_name") == name and one(social, "og:locale") == "en_US"
+    assert len(social["og:locale:alternate"]) == 5 and one(social, "twitter:card") == "summary"
+
+
+def test_open_graph_values_are_escaped_and_come_back_whole(server: Server, changes: list[dict]):
+    change = next(change for change in changes if "&" in change["title"])
+    reply = server.get(local(change["url"]))
+    social, _, _ = og_tags(reply)
+    assert one(social, "og:title") == change["title"] == one(social, "twitter:title")
+    escaped = change["title"].replace("&", "&amp;")
+    assert f'<meta property="og:title" content="{escaped}">'.encode() in reply.body
