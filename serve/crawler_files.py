@@ -26,6 +26,7 @@ from xml.sax.saxutils import escape, quoteattr
 from serve import documents
 from serve.openapi import OPERATIONS
 from serve.release import DOWNLOADS_DIR
+from serve.site import DEFAULT_LANGUAGE, language_url, translated
 from serve.snapshot import Snapshot
 from warehouse.contract import DISTRIBUTED_TABLES
 
@@ -36,7 +37,6 @@ SITEMAP_INDEX = "sitemap.xml"
 SITEMAPS_DIR = "sitemaps"
 ROBOTS = "robots.txt"
 LLMS = "llms.txt"
-DEFAULT_LANGUAGE = "en"  # the language of a page's canonical address (serve.site)
 
 XML_HEAD = b'<?xml version="1.0" encoding="UTF-8"?>\n'
 URLSET_OPEN = (
@@ -44,11 +44,6 @@ URLSET_OPEN = (
     b'xmlns:xhtml="http://www.w3.org/1999/xhtml">\n'
 )
 URLSET_CLOSE = b"</urlset>\n"
-
-
-def language_url(url: str, lang: str) -> str:
-    """The address the site serves ``url`` at in ``lang`` (as ``serve.site.language_url``)."""
-    return url if lang == DEFAULT_LANGUAGE else f"{url}?lang={lang}"
 
 
 def licence_text(snapshot: Snapshot) -> str:
@@ -97,7 +92,8 @@ def sitemap_pages(snapshot: Snapshot, batch: int = 2048) -> Iterator[dict[str, A
 
 
 def url_entry(page: dict[str, Any], languages: list[dict[str, Any]]) -> bytes:
-    """One ``<url>`` of a sitemap: the page's address, its lastmod when logged, its language alternates."""
+    """One ``<url>`` of a sitemap: the page's address, its lastmod when logged, and its language
+    alternates at the addresses the site serves them (``serve.site.language_url``)."""
     url = page["canonical_url"]
     parts = [f"<url><loc>{escape(url)}</loc>"]
     if page["changed_at"] is not None:
@@ -243,6 +239,6 @@ def write_llms_txt(out: BinaryIO, snapshot: Snapshot) -> None:
     lines += ["", "## Guides", ""]
     for row in snapshot.stream("content"):
         if row["section"] in LLMS_GUIDE_SECTIONS:
-            answer = row["answer"].get(DEFAULT_LANGUAGE) if isinstance(row["answer"], dict) else row["answer"]
+            answer = translated(row["answer"], DEFAULT_LANGUAGE)
             lines.append(markdown_link(row["title"], row["url"], answer or row["title"]))
     out.write(("\n".join(lines) + "\n").encode())
