@@ -18,7 +18,6 @@ written as it is read.
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, BinaryIO
 from xml.sax.saxutils import escape, quoteattr
@@ -46,11 +45,6 @@ URLSET_OPEN = (
 URLSET_CLOSE = b"</urlset>\n"
 
 
-def licence_text(snapshot: Snapshot) -> str:
-    publisher = snapshot.publisher
-    return f"{publisher['license']} ({publisher['license_url']}). {publisher['usage_terms']}"
-
-
 def one_line(text: str) -> str:
     return " ".join(str(text).split())
 
@@ -61,7 +55,7 @@ def write_robots(out: BinaryIO, snapshot: Snapshot) -> None:
     lines = [
         f"# {one_line(publisher['name'])}: every page and document here may be crawled, indexed and quoted, "
         "with attribution and a link to the cited URL.",
-        f"# Licence: {one_line(licence_text(snapshot))}",
+        f"# Licence: {one_line(documents.licence_text(snapshot))}",
         "User-agent: *",
         "Allow: /",
         "",
@@ -77,18 +71,6 @@ SITEMAP_PAGES_SQL = """
     LEFT JOIN (SELECT path, max(changed_at) AS changed_at FROM changes GROUP BY path) AS logged USING (path)
     ORDER BY section, pages.path
 """
-
-
-def sitemap_pages(snapshot: Snapshot, batch: int = 2048) -> Iterator[dict[str, Any]]:
-    cursor = snapshot.cursor()
-    try:
-        cursor.execute(SITEMAP_PAGES_SQL)
-        names = [d[0] for d in cursor.description]
-        while rows := cursor.fetchmany(batch):
-            for row in rows:
-                yield dict(zip(names, row, strict=True))
-    finally:
-        cursor.close()
 
 
 def url_entry(page: dict[str, Any], languages: list[dict[str, Any]]) -> bytes:
@@ -165,7 +147,7 @@ def write_sitemaps(
     """Write each section's sitemaps and the index naming them; the paths written, the index last."""
     languages = snapshot.tables["languages"]
     writers = {section: SitemapWriter(folder, section, max_urls, max_bytes) for section in sections}
-    for page in sitemap_pages(snapshot):
+    for page in snapshot.stream_query(SITEMAP_PAGES_SQL):
         writer = writers.get(page["section"])
         if writer is not None:  # pages outside the site's sections are not served
             writer.add(url_entry(page, languages), page["changed_at"])
@@ -197,7 +179,7 @@ def write_llms_txt(out: BinaryIO, snapshot: Snapshot) -> None:
         f"{one_line(publisher['boilerplate'])} Its public, read-only data API serves {stats['products']} products "
         f"in {stats['categories']} categories with their bench measurements and 0-100 scores, buying "
         f"recommendations, an answer library and every editorial page, in six languages, under "
-        f"{one_line(licence_text(snapshot))}"
+        f"{one_line(documents.licence_text(snapshot))}"
     )
     lines = [f"# {one_line(publisher['name'])}", "", f"> {summary}", ""]
     lines += [

@@ -51,11 +51,17 @@ def record(row: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
     return {k: plain(v, k) for k, v in row.items() if k not in drop}
 
 
+def licence_text(snapshot: Snapshot) -> str:
+    """The licence as every document states it: its name, its address and the publisher's terms."""
+    publisher = snapshot.publisher
+    return f"{publisher['license']} ({publisher['license_url']}). {publisher['usage_terms']}"
+
+
 def envelope(snapshot: Snapshot, usage: str, generated_at: dt.datetime | None = None) -> dict[str, Any]:
     publisher = snapshot.publisher
     return {
         "source": publisher["name"],
-        "license": f"{publisher['license']} ({publisher['license_url']}). {publisher['usage_terms']}",
+        "license": licence_text(snapshot),
         "usage": usage,
         "generated_at": iso_ms(generated_at or snapshot.published_at),
         "dataset_version": snapshot.version,

@@ -93,9 +93,13 @@ class Snapshot:
 
     def stream(self, table: str, batch: int = STREAM_BATCH_ROWS) -> Iterator[dict[str, Any]]:
         """The rows of ``table`` (in ``TABLE_QUERIES`` order) as dicts, ``batch`` rows in memory at a time."""
+        return self.stream_query(TABLE_QUERIES[table], batch)
+
+    def stream_query(self, sql: str, batch: int = STREAM_BATCH_ROWS) -> Iterator[dict[str, Any]]:
+        """The rows of ``sql`` as dicts, ``batch`` rows in memory at a time, on a cursor of their own."""
         cursor = self.cursor()
         try:
-            cursor.execute(TABLE_QUERIES[table])
+            cursor.execute(sql)
             names = [d[0] for d in cursor.description]
             while rows := cursor.fetchmany(batch):
                 for row in rows:
