@@ -27,10 +27,23 @@ READER_THREADS = min(4, os.cpu_count() or 1)
 log = logging.getLogger("reuse_data.serve")
 
 
+def log_to_stderr() -> None:
+    """The server's own lines (release loaded, refused, downloaded), from INFO, on standard error
+    with their time: uvicorn configures only its own loggers, and Python's last resort would
+    print warnings alone, without a time."""
+    logger = logging.getLogger("reuse_data")
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        logger.addHandler(handler)
+        logger.setLevel(logging.INFO)
+
+
 def create_app(settings: Settings | None = None) -> Starlette:
     """The app serving the local releases under the home, or, for a replica (``serve_from``), the
     releases it downloads from the object store into its cache."""
     settings = settings or load_settings()
+    log_to_stderr()
 
     def prepare(snapshot: Snapshot) -> None:
         if snapshot.base_url != settings.base_url:
