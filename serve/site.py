@@ -1,7 +1,8 @@
 """The human-readable side of the same data: every cited ``{base_url}/<section>/<slug>`` as HTML.
 
 A page is rendered from the snapshot's page record (title, quotable answer, body in Markdown,
-FAQ, sources, bench table, attribution) with its canonical link, ``hreflang`` alternates for
+FAQ, sources, bench table, attribution) with a byline (who tested its products, else who wrote
+it, and the date written out in the page's language), its canonical link, ``hreflang`` alternates for
 the six languages and schema.org JSON-LD. ``?lang=<code>`` renders the translated parts in
 that language (right to left for ar). A page is rendered once per snapshot and language and
 then served from memory with the API's caching headers. Markdown is rendered with raw HTML
@@ -38,6 +39,11 @@ LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
     f"SELECT {', '.join(documents.CHANGE_FIELDS)} FROM changes ORDER BY changed_at DESC, url LIMIT 12"
 )
 PRODUCT_SQL = f"SELECT * EXCLUDE ({', '.join(PRIVATE_COLUMNS['products'])}) FROM products WHERE product_slug = ?"
+TESTERS_SQL = (  # who took the accepted readings of a page's products, first tested first
+    "SELECT tester FROM bench_measurements WHERE list_contains(?, product_slug) AND status = 'measured'"
+    " AND tester IS NOT NULL GROUP BY tester ORDER BY min(tested_on), tester"
+)
+BENCH_HEADING = "## Bench results"  # the body's Markdown copy of the bench table, which the page shows as a table
 TEMPLATES = Environment(
     loader=FileSystemLoader(TEMPLATES_DIR),
     autoescape=select_autoescape(["html"]),
@@ -46,7 +52,7 @@ TEMPLATES = Environment(
 )
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 # The page's own words in each language (the data's translated parts come from the snapshot).
-LABELS: dict[str, dict[str, str]] = json.loads((TEMPLATES_DIR / "labels.json").read_text(encoding="utf-8"))
+LABELS: dict[str, dict[str, Any]] = json.loads((TEMPLATES_DIR / "labels.json").read_text(encoding="utf-8"))
 DEFAULT_LANGUAGE = "en"
 # Open Graph names a locale as language_TERRITORY; each language's usual one (others: the hreflang's).
 OG_LOCALES = {"en": "en_US", "zh": "zh_CN", "el": "el_GR", "vi": "vi_VN", "ar": "ar_AR", "pa": "pa_IN"}
@@ -73,6 +79,40 @@ def open_graph(snapshot: Snapshot, title: str, description: str, kind: str, url:
 def render_markdown(text: str | None) -> Markup:
     """Markdown as HTML: raw HTML in it is escaped, javascript: and other unsafe links are refused."""
     return Markup(MARKDOWN.render(text or ""))
+
+
+def without_bench_section(body: str | None) -> str:
+    """The body without its "## Bench results" section (up to the next level-2 heading): the page
+    shows the record's bench table once, as a captioned table in the page's language."""
+    lines = (body or "").split("\n")
+    if BENCH_HEADING not in lines:
+        return body or ""
+    start = lines.index(BENCH_HEADING)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return "\n".join(lines[:start] + lines[end:]).strip()
+
+
+def long_date(value: str, labels: dict[str, Any]) -> str:
+    """An ISO date or timestamp as a date written out in the labels' language ("24 November 2026")."""
+    year, month, day = (int(part) for part in value[:10].split("-"))
+    return labels["date"].format(day=day, month=labels["months"][month - 1], year=year)
+
+
+def byline(snapshot: Snapshot, page: dict[str, Any], labels: dict[str, Any]) -> dict[str, Any] | None:
+    """Who tested the page's products (from the bench readings) or, failing that, who wrote it, and
+    when it was last updated: each part only when the record has it, None when it has neither."""
+    testers = (
+        [row["tester"] for row in snapshot.query(TESTERS_SQL, [page["product_slugs"]])]
+        if page["page_type"] == "product"
+        else []
+    )
+    names = testers or ([page["author_name"]] if page["author_name"] else [])
+    template = labels["tested_by"] if testers else labels["written_by"]
+    who = template.format(names=labels["name_separator"].join(names)) if names else None
+    when = (
+        {"datetime": page["updated_at"], "text": long_date(page["updated_at"], labels)} if page["updated_at"] else None
+    )
+    return {"who": who, "when": when} if who or when else None
 
 
 def translated(value: Any, lang: str) -> str:
@@ -205,7 +245,8 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         labels=LABELS[lang],
         answer=answer,
         faq=[(translated(e["question"], lang), translated(e["answer"], lang)) for e in page["faq"]],
-        body=render_markdown(page["body"]),
+        body=render_markdown(without_bench_section(page["body"]) if page["bench_table"] else page["body"]),
+        byline=byline(snapshot, page, LABELS[lang]),
         canonical=canonical,
         og=open_graph(snapshot, page["title"], answer, kind, canonical, lang),
         default_url=page["canonical_url"],

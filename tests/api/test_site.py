@@ -13,6 +13,20 @@ from benchmarks.harness import Reply, Server
 from tests.api.conftest import BASE_URL
 
 PAGE_TYPES = ("guide", "comparison", "review", "product", "post")
+MONTHS = (
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+)
 LD_TYPES = {"guide": "Article", "comparison": "Article", "post": "Article", "review": "Product", "product": "Product"}
 
 
@@ -126,3 +140,67 @@ def test_the_root_documents_every_operation_with_a_live_example(server: Server):
         assert server.get(endpoint["example"].removeprefix(BASE_URL)).status == 200
     assert capabilities["attribution"]["rule"] in text
     assert server.get("/api/public/dataset.json").json()["citation"] in text
+
+
+def product_with_a_pending_slot(server: Server) -> tuple[str, dict]:
+    """A product page whose bench table has a pending (untested) slot and measured ones, and its record."""
+    products = server.get("/api/public/products.json").json()["products"]
+    for product in products:
+        path = urlsplit(product["url"]).path
+        record = server.get(f"/api/public/page.json?path={path}").json()["page"]
+        statuses = {row["status"] for row in record["bench_table"]}
+        if {"pending", "measured"} <= statuses:
+            return path, record
+    raise AssertionError("the demo has no product with both a pending and a measured slot")
+
+
+def test_a_product_page_has_one_captioned_bench_table_with_pending_slots_left_blank(server: Server):
+    path, record = product_with_a_pending_slot(server)
+    document = parsed(server.get(path))
+    tables = [table for table in document.iter("table") if table.find("caption") is not None]
+    assert len(list(document.iter("table"))) == 1 and len(tables) == 1
+    table = tables[0]
+    assert record["title"] in "".join(table.find("caption").itertext())
+    headers = [th for th in table.iter("th") if th.get("scope") == "col"]
+    assert [th.text for th in headers] == ["Protocol", "Result", "Samples", "Sub-score (0–100)", "Status"]
+    rows = table.find("tbody").findall("tr")
+    assert len(rows) == len(record["bench_table"])
+    for row, slot in zip(rows, record["bench_table"], strict=True):
+        cells = ["".join(cell.itertext()).strip() for cell in row]
+        assert row[0].tag == "th" and row[0].get("scope") == "row" and cells[0] == slot["protocol_name"]
+        if slot["status"] == "pending":
+            assert cells[1:] == ["", "", "", "pending"]
+        else:
+            assert cells[1] == f"{slot['value']} {slot['unit']}" and cells[3] == str(slot["score"])
+            assert cells[4] == "measured"
+
+
+def test_the_byline_names_the_tester_and_the_date_in_english_and_arabic(server: Server):
+    path, record = product_with_a_pending_slot(server)
+    slug = record["product_slugs"][0]
+    lines = server.get(f"/api/public/bench.jsonl?product={slug}").body.decode().splitlines()
+    testers = {json.loads(line)["tester"] for line in lines if json.loads(line)["status"] == "measured"}
+    assert testers
+    for lang, tested_by in (("en", "Tested by "), ("ar", "اختبره ")):
+        document = parsed(server.get(path if lang == "en" else f"{path}?lang={lang}"))
+        html = document if document.tag == "html" else document.find("html")
+        assert html.get("dir") == ("rtl" if lang == "ar" else "ltr")
+        byline = document.find(".//p[@class='byline']")
+        text = "".join(byline.itertext())
+        assert text.startswith(tested_by) and all(tester in text for tester in testers)
+        time = byline.find("time")
+        assert time.get("datetime") == record["updated_at"] and time.text.endswith(record["updated_at"][:4])
+    english = "".join(parsed(server.get(path)).find(".//p[@class='byline']").itertext())
+    year, month, day = record["updated_at"][:10].split("-")
+    assert english.endswith(f" · {int(day)} {MONTHS[int(month) - 1]} {year}")
+
+
+def test_no_byline_starts_or_ends_with_a_separator(server: Server, changes: list[dict]):
+    for change in changes:
+        for lang in ("en", "ar"):
+            path = urlsplit(change["url"]).path
+            document = parsed(server.get(path if lang == "en" else f"{path}?lang={lang}"))
+            byline = document.find(".//p[@class='byline']")
+            if byline is not None:
+                text = "".join(byline.itertext()).strip()
+                assert text and not text.startswith("·") and not text.endswith("·"), (path, lang, text)
