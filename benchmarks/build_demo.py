@@ -6,7 +6,8 @@ Runs, each in a fresh REUSE_DATA_HOME:
    SQL work without Dagster, ingest or publish (the floor of this stack);
 2. the demo: `reuse-data build` on demo/ (ingest + dbt + snapshot + publish, all through Dagster);
 3. the demo again, unchanged (what the daily schedule usually does);
-4. a synthetic publisher `--scale` times the demo's size, to see how the build grows.
+4. a synthetic publisher `--scale` times the demo's size, to see how the build grows (none with
+   ``--scale 0``).
 
 Peak memory is the largest resident set of the build process or any of its children
 (dbt runs as a child process). Prints a Markdown table; `--record` appends it to RESULTS.md.
@@ -81,6 +82,8 @@ def run(scale: int) -> list[Measurement]:
                 "same SQL, no Dagster, no ingest, no publish",
             ),
         )
+        if scale == 0:
+            return results
         big_inputs = scratch_dir / "big-inputs"
         subprocess.run(
             [
@@ -125,7 +128,7 @@ def table(results: list[Measurement]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--scale", type=int, default=4, help="size of the synthetic run, in demos (default 4)")
+    parser.add_argument("--scale", type=int, default=4, help="size of the synthetic run, in demos (default 4; 0: none)")
     parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
     args = parser.parse_args()
     results = run(args.scale)
