@@ -40,6 +40,8 @@ from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
+from reuse_data.durable_files import replace_durably
+
 if TYPE_CHECKING:
     from serve.replica import ReleaseFollower
     from serve.snapshot import SnapshotHolder
@@ -181,9 +183,7 @@ class ServiceMetrics(Collector):
     def share(self) -> None:
         """Write this worker's counts where the other workers' scrapes read them."""
         if self.own_file is not None:
-            staging = self.own_file.with_suffix(".staging")
-            staging.write_bytes(self.counts.to_json())
-            os.replace(staging, self.own_file)
+            replace_durably(self.own_file, self.counts.to_json(), self.own_file.with_suffix(".staging"))
 
     async def keep_sharing(self) -> None:
         """Share the counts every ``SHARE_SECONDS`` (only with several workers)."""
