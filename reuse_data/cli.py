@@ -6,13 +6,9 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from reuse_data.intake_cli import add_intake_commands
-from reuse_data.settings import PROJECT_ROOT, Settings, SettingsError, load_settings
-
-if TYPE_CHECKING:
-    from warehouse.release_store import ReleaseStore
+from reuse_data.settings import PROJECT_ROOT, SettingsError, load_settings
 
 EPILOG = """\
 environment:
@@ -122,20 +118,13 @@ def _list_store(url: str) -> int:
     return 0
 
 
-def _publish_store(settings: Settings) -> ReleaseStore | None:
-    """The object store publishes go to (REUSE_DATA_PUBLISH_TO), or None."""
-    from warehouse.release_store import ReleaseStore
-
-    return ReleaseStore.open(settings.publish_to) if settings.publish_to else None
-
-
 def command_snapshots_rollback(args: argparse.Namespace) -> int:
-    from warehouse.release_store import StoreError
+    from warehouse.release_store import ReleaseStore, StoreError
     from warehouse.snapshots import SnapshotError, rollback, versions
 
     settings = load_settings()
     try:
-        store = _publish_store(settings)
+        store = ReleaseStore.configured(settings.publish_to)
         held_here = args.version in versions(settings.snapshots_dir)
         if store is None or held_here:
             rollback(settings.snapshots_dir, args.version, dry_run=True)  # refuse before anything moves
@@ -154,7 +143,7 @@ def command_snapshots_rollback(args: argparse.Namespace) -> int:
 
 
 def command_snapshots_push(args: argparse.Namespace) -> int:
-    from warehouse.release_store import StoreError
+    from warehouse.release_store import ReleaseStore, StoreError
     from warehouse.snapshots import SnapshotError, current_version, describe
 
     settings = load_settings()
@@ -166,7 +155,7 @@ def command_snapshots_push(args: argparse.Namespace) -> int:
         _print(f"error: no snapshot published in {settings.snapshots_dir}; run `reuse-data build` first")
         return 2
     try:
-        store = _publish_store(settings)
+        store = ReleaseStore.configured(settings.publish_to)
         store.publish(describe(settings.snapshots_dir, version).path, report=_print)
     except (SnapshotError, StoreError) as error:
         _print(f"error: {error}")

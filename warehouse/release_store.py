@@ -77,6 +77,11 @@ class ReleaseStore:
         store = S3Store(bucket, prefix=prefix or None, client_options=client_options, retry_config=RETRY_CONFIG)
         return cls(url=f"s3://{bucket}/{prefix}".rstrip("/"), bucket=bucket, prefix=prefix, store=store)
 
+    @classmethod
+    def configured(cls, url: str | None) -> ReleaseStore | None:
+        """The store a setting names (``REUSE_DATA_PUBLISH_TO``), or None when it names none."""
+        return cls.open(url) if url else None
+
     def key(self, version: str, path: str = "") -> str:
         """The object name of ``path`` in release ``version`` (the release's folder when empty)."""
         if not is_version(version):

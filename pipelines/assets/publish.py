@@ -53,7 +53,7 @@ def published_receipts(warehouse: WarehouseResource) -> dict[str, str]:
 def published_snapshot(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
     settings = load_settings()
     # Opened before anything is written, so that a malformed address fails the build at once.
-    store = ReleaseStore.open(settings.publish_to) if settings.publish_to else None
+    store = ReleaseStore.configured(settings.publish_to)
     info = publish_release(
         settings.snapshots_dir,
         settings.warehouse_path,
