@@ -155,7 +155,7 @@ def command_snapshots_push(args: argparse.Namespace) -> int:
         _print(f"error: no snapshot published in {settings.snapshots_dir}; run `reuse-data build` first")
         return 2
     try:
-        store = ReleaseStore.configured(settings.publish_to)
+        store = ReleaseStore.open(settings.publish_to)
         store.publish(describe(settings.snapshots_dir, version).path, report=_print)
     except (SnapshotError, StoreError) as error:
         _print(f"error: {error}")
