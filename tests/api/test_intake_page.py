@@ -42,7 +42,8 @@ def intake(page_home: Path, token: str, intake_log: Path) -> Iterator[Server]:
 
 @pytest.fixture
 def page_messages() -> list[str]:
-    """What the page printed to its console and the errors it raised, from its first load on."""
+    """What the page printed to its console, the errors it raised and the requests it made, from
+    its first load on."""
     return []
 
 
@@ -52,6 +53,8 @@ def page(browser, intake: Server, page_messages: list[str]):
     page = context.new_page()
     page.on("console", lambda message: page_messages.append(f"console {message.type}: {message.text}"))
     page.on("pageerror", lambda error: page_messages.append(f"page error: {error}"))
+    page.on("request", lambda request: page_messages.append(f"request: {request.method} {request.url}"))
+    page.on("requestfailed", lambda request: page_messages.append(f"failed: {request.url} ({request.failure})"))
     page.goto("/")
     yield page
     context.close()
@@ -130,3 +133,14 @@ def test_a_wrong_token_is_told_and_a_forgotten_one_is_gone(page, token, upload_a
     page.click("#forget")
     page.reload()
     assert page.input_value("#token") == ""
+
+
+def test_the_sign_in_line_filling_in_does_not_move_the_upload_button(page, token):
+    """Leaving the token field (as a click on Upload does) fills in who is signed in; were the
+    button to move then, the click's release would land beside it and the upload never start."""
+    before = page.locator("#upload").bounding_box()
+    page.fill("#token", token)
+    page.press("#token", "Tab")
+    page.wait_for_function("document.getElementById('who').textContent !== ''")
+    assert page.text_content("#who") == f"Signed in as {TESTER}."
+    assert page.locator("#upload").bounding_box() == before
