@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask soak lock clean
+.PHONY: help setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask soak screenshots lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -68,6 +68,9 @@ bench-ask: build  ## ask engine: held-out accuracy per language and latency, bes
 
 soak: setup  ## crash soak: SIGKILL 20 builds at random points, check what survives, into RESULTS.md
 	$(BIN)/python -m benchmarks.crash_soak --record $(SOAK_ARGS)
+
+screenshots: setup  ## every page type in en and ar at 1280 and 390 px wide, as PNGs in var/screenshots/ (serves the built demo)
+	$(BIN)/python -m benchmarks.screenshots $(SCREENSHOTS_ARGS)
 
 lock: setup  ## re-pin requirements.lock from the current .venv
 	@(echo "# Every package the project installs, pinned to the versions tested together."; \

@@ -2,7 +2,9 @@
 
 A page is rendered from the snapshot's page record (title, quotable answer, body in Markdown,
 FAQ, sources, bench table, attribution) with a byline (who tested its products, else who wrote
-it, and the date written out in the page's language), its canonical link, ``hreflang`` alternates for
+it, and the date written out in the page's language), bench charts (``serve.charts``: for a
+product page, each reading among its category's; for comparisons and guides, their products'
+readings side by side; read in one query per page), its canonical link, ``hreflang`` alternates for
 the six languages and schema.org JSON-LD. ``?lang=<code>`` renders the translated parts in
 that language (right to left for ar). A page is rendered once per snapshot and language and
 then served from memory with the API's caching headers. Markdown is rendered with raw HTML
@@ -25,7 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from serve import documents
+from serve import charts, documents
 from serve.http_cache import cached
 from serve.routes_ask import FALLBACK_PATH
 from serve.snapshot import Snapshot
@@ -43,6 +45,7 @@ TESTERS_SQL = (  # who took the accepted readings of a page's products, first te
     "SELECT tester FROM bench_measurements WHERE list_contains(?, product_slug) AND status = 'measured'"
     " AND tester IS NOT NULL GROUP BY tester ORDER BY min(tested_on), tester"
 )
+CHARTED_PAGES = ("product", "comparison", "guide")  # the page types drawn with bench charts
 BENCH_HEADING = "## Bench results"  # the body's Markdown copy of the bench table, which the page shows as a table
 TEMPLATES = Environment(
     loader=FileSystemLoader(TEMPLATES_DIR),
@@ -213,6 +216,66 @@ def language_row(snapshot: Snapshot, code: str) -> dict[str, Any] | None:
     return next((row for row in languages(snapshot) if row["code"] == code), None)
 
 
+def page_protocols(snapshot: Snapshot, lang: str) -> dict[str, charts.Protocol]:
+    """Every protocol by slug, named in ``lang`` (worked out once per snapshot and language)."""
+    return snapshot.remembered(
+        "protocols",
+        lang,
+        lambda: {
+            row["protocol_slug"]: charts.Protocol(
+                slug=row["protocol_slug"],
+                name=translated(row["protocol_name"], lang),
+                unit=row["unit"],
+                tolerance=row["tolerance"],
+                scoring_rules=row["scoring_rules"],
+            )
+            for row in snapshot.tables["protocols"]
+        },
+        len(LABELS),
+    )
+
+
+def bench_figures(
+    snapshot: Snapshot, page: dict[str, Any], lang: str
+) -> tuple[list[dict[str, Any]], list[charts.Chart]]:
+    """The bench table's rows and the page's charts, from one query of the bench slots.
+
+    Each row carries its protocol's name in ``lang`` and its tolerance; a guide, whose record has
+    no bench table, gets one from the slots its charts draw, so that every chart's figures are
+    also in a table a screen reader can read."""
+    protocols = page_protocols(snapshot, lang)
+    drawn = page["page_type"] in CHARTED_PAGES and bool(page["product_slugs"])
+    slots = charts.page_slots(snapshot, page) if drawn else []
+    labels, rtl = LABELS[lang], language_row(snapshot, lang)["direction"] == "rtl"
+    if page["page_type"] == "product":
+        figures = charts.product_charts(slots, page["product_slugs"][0], protocols, labels, rtl)
+    else:
+        figures = charts.coverage_charts(slots, page["product_slugs"], protocols, labels, rtl)
+    rows = page["bench_table"] or [
+        {
+            "product_name": slot.product_name,
+            "protocol": slot.protocol_slug,
+            "value": slot.value,
+            "unit": slot.unit,
+            "sample_size": slot.sample_size,
+            "status": slot.status,
+            "score": slot.sub_score,
+        }
+        for chart in figures
+        for slot in chart.slots
+    ]
+    table = [
+        {
+            **row,
+            "protocol_name": protocols[row["protocol"]].name,
+            "tolerance": protocols[row["protocol"]].tolerance,
+            "tolerance_unit": protocols[row["protocol"]].unit,
+        }
+        for row in rows
+    ]
+    return table, figures
+
+
 def product_record(snapshot: Snapshot, slug: str) -> dict[str, Any] | None:
     """The product record of ``slug`` as products.json lists it, or None."""
     rows = snapshot.query(PRODUCT_SQL, [slug])
@@ -236,6 +299,7 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
     canonical = language_url(page["canonical_url"], lang)
     answer = translated(page["answer"], lang)
     kind = "website" if hub else OG_TYPES.get(page["page_type"], "article")
+    bench_table, bench_charts = bench_figures(snapshot, page, lang)
     html = TEMPLATES.get_template("hub.html" if hub else "page.html").render(
         **hub,
         page=page,
@@ -245,6 +309,8 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         labels=LABELS[lang],
         answer=answer,
         faq=[(translated(e["question"], lang), translated(e["answer"], lang)) for e in page["faq"]],
+        bench_table=bench_table,
+        bench_charts=bench_charts,
         body=render_markdown(without_bench_section(page["body"]) if page["bench_table"] else page["body"]),
         byline=byline(snapshot, page, LABELS[lang]),
         canonical=canonical,
