@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import datetime as dt
 import decimal
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -17,8 +18,11 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from serve import table_descriptions
 from serve.openapi import CC_BY_URL, OPERATIONS
+from serve.release import media_type_of
 from serve.snapshot import Snapshot
+from serve.table_descriptions import DescribedTable
 from warehouse.contract import PRIVATE_COLUMNS
 
 JSON_COLUMNS = {"specs", "variants", "editorial_scores"}
@@ -211,29 +215,48 @@ def press_kit(snapshot: Snapshot) -> dict[str, Any]:
     }
 
 
-def dataset(snapshot: Snapshot, distributions: list[dict[str, Any]]) -> dict[str, Any]:
-    """A schema.org Dataset with every distribution of the release, the measured variables and a citation."""
+def dataset_name(snapshot: Snapshot) -> str:
+    return f"{snapshot.publisher['name']} reusable-product bench tests and reviews"
+
+
+def dataset_description(snapshot: Snapshot) -> str:
+    publisher, stats = snapshot.publisher, snapshot.statistics
+    return (
+        f"Bench-test measurements, 0-100 scores, buying recommendations and editorial answers for "
+        f"{stats['products']} reusable products in {stats['categories']} categories, measured by "
+        f"{publisher['name']} on {stats['protocols']} published protocols. Untested slots are published "
+        f"as pending with a null value and are never estimated."
+    )
+
+
+def dataset(
+    snapshot: Snapshot, distributions: list[dict[str, Any]], record_sets: list[dict[str, Any]]
+) -> dict[str, Any]:
+    """A schema.org Dataset that is also Croissant 1.0: every distribution of the release (a
+    FileObject with its sha256), a record set per table, the measured variables and a citation."""
     publisher, stats = snapshot.publisher, snapshot.statistics
     api = f"{snapshot.base_url}/api/public"
     year = snapshot.published_at.year
-    name = f"{publisher['name']} reusable-product bench tests and reviews"
+    name = dataset_name(snapshot)
     citation = f"{publisher['name']} ({year}). {name}, version {snapshot.version}. {api}/dataset.json"
     org = {"@type": "Organization", "name": publisher["name"], "url": publisher["url"]}
     bibtex_key = re.sub(r"[^a-z0-9]+", "", publisher["name"].lower()) or "dataset"
+    bibtex = (
+        f"@misc{{{bibtex_key}_{snapshot.version.lower()},\n  author = {{{{{publisher['name']}}}}},\n"
+        f"  title = {{{name}}},\n  year = {{{year}}},\n  version = {{{snapshot.version}}},\n"
+        f"  url = {{{api}/dataset.json}},\n  note = {{Licensed under CC BY 4.0}}\n}}"
+    )
     everything_but_license = {k: v for k, v in envelope(snapshot, USAGE["dataset"]).items() if k != "license"}
     return {
         **everything_but_license,
-        "@context": "https://schema.org/",
+        "@context": table_descriptions.CROISSANT_CONTEXT,
         "@type": "Dataset",
+        "conformsTo": table_descriptions.CROISSANT_1_0,
         "name": name,
-        "description": (
-            f"Bench-test measurements, 0-100 scores, buying recommendations and editorial answers for "
-            f"{stats['products']} reusable products in {stats['categories']} categories, measured by "
-            f"{publisher['name']} on {stats['protocols']} published protocols. Untested slots are published "
-            f"as pending with a null value and are never estimated."
-        ),
+        "description": dataset_description(snapshot),
         "url": f"{api}/dataset.json",
         "version": snapshot.version,
+        "datePublished": iso_ms(snapshot.published_at),
         "dateModified": iso_ms(snapshot.published_at),
         "license": CC_BY_URL,
         "isAccessibleForFree": True,
@@ -262,10 +285,58 @@ def dataset(snapshot: Snapshot, distributions: list[dict[str, Any]]) -> dict[str
             }
             for p in snapshot.tables["protocols"]
         ],
+        "recordSet": record_sets,
+        "citeAs": bibtex,
         "citation": citation,
-        "citation_bibtex": (
-            f"@misc{{{bibtex_key}_{snapshot.version.lower()},\n  author = {{{{{publisher['name']}}}}},\n"
-            f"  title = {{{name}}},\n  year = {{{year}}},\n  version = {{{snapshot.version}}},\n"
-            f"  url = {{{api}/dataset.json}},\n  note = {{Licensed under CC BY 4.0}}\n}}"
-        ),
+        "citation_bibtex": bibtex,
+    }
+
+
+def _resource_name(entry: dict[str, Any]) -> str:
+    """A table's Parquet file is the resource named after the table; its other files add their format."""
+    extension = os.path.splitext(entry["path"])[1]
+    return entry["table"] if extension == ".parquet" else f"{entry['table']}-{extension.lstrip('.')}"
+
+
+def data_package(
+    snapshot: Snapshot, tables: dict[str, DescribedTable], distributions: list[dict[str, Any]], location: str
+) -> dict[str, Any]:
+    """A Frictionless data package of the release's tables, to be written at ``location`` in the
+    release: a resource per Parquet and CSV file, with its sha256, row count and table schema
+    (field types, primary and foreign keys), and the licence. (No byte count: frictionless cannot
+    count a Parquet file's bytes, and would report every one as wrong.)"""
+    files = [
+        entry
+        for entry in distributions
+        if entry.get("table") and os.path.splitext(entry["path"])[1] in table_descriptions.FRICTIONLESS_FORMATS
+    ]
+    # Foreign keys point at each table's Parquet resource.
+    resource_names = {entry["table"]: _resource_name(entry) for entry in files if entry["path"].endswith(".parquet")}
+    resources = [
+        {
+            "name": _resource_name(entry),
+            # Relative to the package, as data packages are read: from the release's immutable copy
+            # of datapackage.json, the same release's files; from the current one, the current files.
+            "path": os.path.relpath(entry["path"], os.path.dirname(location)),
+            "format": table_descriptions.FRICTIONLESS_FORMATS[os.path.splitext(entry["path"])[1]],
+            "mediatype": media_type_of(entry["path"]).split(";")[0],
+            "hash": f"sha256:{entry['sha256']}",
+            "rows": tables[entry["table"]].row_count,
+            "description": tables[entry["table"]].description,
+            "schema": table_descriptions.frictionless_schema(tables[entry["table"]], resource_names),
+        }
+        for entry in files
+    ]
+    publisher = snapshot.publisher
+    return {
+        "$schema": "https://datapackage.org/profiles/2.0/datapackage.json",
+        "name": re.sub(r"[^a-z0-9]+", "-", dataset_name(snapshot).lower()).strip("-"),
+        "title": dataset_name(snapshot),
+        "description": dataset_description(snapshot),
+        "version": snapshot.version,
+        "created": iso_ms(snapshot.published_at),
+        "homepage": publisher["url"],
+        "licenses": [{"name": "CC-BY-4.0", "path": CC_BY_URL, "title": "Creative Commons Attribution 4.0"}],
+        "contributors": [{"title": publisher["name"], "path": publisher["url"], "roles": ["publisher"]}],
+        "resources": resources,
     }

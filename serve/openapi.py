@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serve.ask.language import LANGUAGES
+from serve.table_descriptions import CROISSANT_1_0
 
 Schema = dict[str, Any]
 
@@ -565,12 +566,17 @@ SCHEMAS["PressKitResponse"] = envelope_with(
 SCHEMAS["Dataset"] = obj(
     {
         **{k: v for k, v in ENVELOPE.items() if k != "license"},
-        "@context": string("JSON-LD context.", enum=["https://schema.org/"]),
+        "@context": {
+            "type": "object",
+            "description": "JSON-LD context: schema.org as the vocabulary, with Croissant 1.0's terms.",
+        },
         "@type": string("schema.org type.", enum=["Dataset"]),
+        "conformsTo": string("The Croissant version this descriptor follows.", enum=[CROISSANT_1_0]),
         "name": string("Dataset name."),
         "description": string("What the dataset holds.", minLength=50, maxLength=5000),
         "url": url("This descriptor."),
         "version": string("The snapshot version."),
+        "datePublished": timestamp("When the snapshot was published."),
         "dateModified": timestamp("When the snapshot was published."),
         "license": {**url("The licence: CC BY 4.0."), "const": CC_BY_URL},
         "isAccessibleForFree": boolean("Always true."),
@@ -582,10 +588,13 @@ SCHEMAS["Dataset"] = obj(
         "distribution": array(
             obj(
                 {
-                    "@type": string("schema.org type.", enum=["DataDownload"]),
+                    "@type": string("Croissant type.", enum=["cr:FileObject"]),
+                    "@id": string("The file's identifier in this descriptor: its path in the release."),
                     "name": string("What the download holds."),
                     "contentUrl": url("Where to download it: the release's immutable address."),
-                    "encodingFormat": string("Media type."),
+                    "encodingFormat": string(
+                        "Media type, as Croissant names it (application/x-parquet, application/jsonlines)."
+                    ),
                     "contentSize": string("Size in bytes, e.g. '1048576 B'.", pattern=r"^\d+ B$"),
                     "sha256": string("sha256 of the file, hex.", pattern="^[0-9a-f]{64}$"),
                 }
@@ -606,11 +615,27 @@ SCHEMAS["Dataset"] = obj(
             ),
             "One entry per bench protocol.",
         ),
+        "recordSet": array(
+            {
+                "type": "object",
+                "required": ["@type", "@id", "name", "field"],
+                "description": "Croissant record set: its fields are the Parquet file's columns, with their types "
+                "and descriptions; `key` names the primary key.",
+            },
+            "One record set per distributed table.",
+        ),
+        "citeAs": string("The citation as BibTeX (Croissant's citeAs)."),
         "citation": string("Ready-made citation of this version."),
         "citation_bibtex": string("The same citation as BibTeX."),
     },
-    "A schema.org Dataset (JSON-LD) describing every distribution.",
+    "A schema.org Dataset (JSON-LD), also Croissant 1.0, describing every distribution and its columns.",
 )
+SCHEMAS["DataPackage"] = {
+    "type": "object",
+    "required": ["$schema", "name", "version", "licenses", "resources"],
+    "description": "A Frictionless Data Package (v2): a resource per Parquet and CSV distribution with its "
+    "sha256 and table schema (field types, descriptions, primary and foreign keys), and the licence.",
+}
 
 
 # --- operations ----------------------------------------------------------------------------
@@ -767,6 +792,13 @@ OPERATIONS: tuple[Operation, ...] = (
         "Dataset descriptor (schema.org Dataset)",
         "How do I cite the dataset, what does it contain and where do I download it?",
         ref("Dataset"),
+    ),
+    Operation(
+        "/api/public/datapackage.json",
+        "dataPackage",
+        "Frictionless data package of the distributions",
+        "Which columns, types and keys do the downloadable tables have, to validate them with my own tools?",
+        ref("DataPackage"),
     ),
     Operation(
         "/api/public/press-kit.json",

@@ -8,6 +8,9 @@
 - The page.json documents packed end to end with an index (``serve.release.PAGE_PACK``).
 - What crawlers and answer engines read first: ``robots.txt``, ``llms.txt``, the sitemap index
   ``sitemap.xml`` and its sitemaps under ``sitemaps/`` (``serve.crawler_files``).
+- The distributions described for open-data tools from the data dictionary
+  (``serve.table_descriptions``): dataset.json is also Croissant, and ``datapackage.json`` a
+  Frictionless data package.
 
 Every text file of ``COMPRESS_MINIMUM_BYTES`` or more gets a gzip copy (``.gz``) and, where
 zstd saves a further ``ZSTD_MUST_SAVE``, a zstd copy (``.zst``). The base URL is the one the
@@ -28,7 +31,7 @@ from typing import Any, BinaryIO
 import zstandard
 
 from reuse_data.input_problems import sha256_of
-from serve import crawler_files, documents, openapi
+from serve import crawler_files, documents, openapi, table_descriptions
 from serve.openapi import BENCH_COLUMNS, OPERATIONS
 from serve.release import (
     DOWNLOADS_DIR,
@@ -37,7 +40,6 @@ from serve.release import (
     PAGE_PACK_GZIP,
     RELEASES_PREFIX,
     PageIndex,
-    media_type_of,
 )
 from serve.site import SECTIONS
 from serve.snapshot import Snapshot, read_snapshot
@@ -81,6 +83,7 @@ DOCUMENTS: dict[str, Writer] = {
     "llms-full.txt": documents.write_full_text,
 }
 DATASET = "api/public/dataset.json"
+DATA_PACKAGE = "api/public/datapackage.json"
 # Served at their own address like the documents above, but outside the API's contract: for crawlers.
 CRAWLER_DOCUMENTS: dict[str, Writer] = {
     crawler_files.ROBOTS: crawler_files.write_robots,
@@ -92,12 +95,19 @@ def write_release_files(folder: Path, snapshot_file: Path) -> None:
     """Write every served file of the release ``folder`` from its finished ``snapshot_file``."""
     snapshot = read_snapshot(snapshot_file)
     try:
-        downloads = write_distributions(folder, snapshot)
+        downloads, tables = write_distributions(folder, snapshot)
         for path, write in DOCUMENTS.items():
             write_file(folder, path, lambda out, write=write: write(out, snapshot))
         distributions = [describe_file(folder, entry) for entry in downloads]
-        dataset = documents.encode(documents.dataset(snapshot, distributions))
-        write_file(folder, DATASET, lambda out: out.write(dataset))
+        record_sets = [
+            table_descriptions.croissant_record_set(tables[entry["table"]], entry["@id"])
+            for entry in distributions
+            if entry.get("table") and entry["@id"].endswith(".parquet")
+        ]
+        dataset = documents.dataset(snapshot, [public(entry) for entry in distributions], record_sets)
+        write_file(folder, DATASET, lambda out: out.write(documents.encode(dataset)))
+        package = documents.data_package(snapshot, tables, distributions, DATA_PACKAGE)
+        write_file(folder, DATA_PACKAGE, lambda out: out.write(documents.encode(package)))
         write_page_pack(folder, snapshot)
         for path, write in CRAWLER_DOCUMENTS.items():
             write_file(folder, path, lambda out, write=write: write(out, snapshot))
@@ -107,15 +117,20 @@ def write_release_files(folder: Path, snapshot_file: Path) -> None:
         snapshot.connection.close()
 
 
-def write_distributions(folder: Path, snapshot: Snapshot) -> list[dict[str, Any]]:
-    """Each public table as Parquet (the bench measurements also as CSV and JSON lines); their
-    dataset.json entries, the collections' documents included, with size and sha256."""
+def write_distributions(
+    folder: Path, snapshot: Snapshot
+) -> tuple[list[dict[str, Any]], dict[str, table_descriptions.DescribedTable]]:
+    """Each public table as Parquet (the bench measurements also as CSV and JSON lines): their
+    dataset.json entries, the collections' documents included, and each table as written,
+    described by the data dictionary."""
     (folder / DOWNLOADS_DIR).mkdir(parents=True, exist_ok=True)
-    written: list[tuple[str, str]] = []  # (path, what it holds)
+    written: list[tuple[str, str, str | None]] = []  # (path, what it holds, its table)
+    tables: dict[str, table_descriptions.DescribedTable] = {}
     for table in DISTRIBUTED_TABLES:
         columns = ", ".join(f'"{c}"' for c in BENCH_COLUMNS) if table == "bench_measurements" else "*"
         hidden = PRIVATE_COLUMNS.get(table, ())
         select = f'SELECT {columns}{" EXCLUDE (" + ", ".join(hidden) + ")" if hidden else ""} FROM "{table}"'
+        tables[table] = table_descriptions.describe_table(snapshot.connection, table, select)
         if table in STORED_ORDER:
             select += f" ORDER BY {STORED_ORDER[table]}"
         for extension in ("parquet", *TEXT_FORMATS.get(table, ())):
@@ -123,24 +138,36 @@ def write_distributions(folder: Path, snapshot: Snapshot) -> list[dict[str, Any]
             destination = sql_string(str(folder / path))
             snapshot.connection.execute(f"COPY ({select}) TO {destination} ({COPY_OPTIONS[extension]})")
             compress_copies(folder, path)
-            written.append((path, f"The {table} table, whole ({FORMAT_NAMES[extension]})"))
+            written.append((path, f"The {table} table, whole ({FORMAT_NAMES[extension]})", table))
     for operation in OPERATIONS:  # the collections, downloadable as they are served
         path = operation.path.lstrip("/")
         if operation.download and path in DOCUMENTS:
-            written.append((path, operation.download))
+            written.append((path, operation.download, None))
     version_root = f"{snapshot.base_url}{RELEASES_PREFIX}{snapshot.version}/"
-    return [
-        {"name": name, "path": path, "contentUrl": version_root + path, "encodingFormat": media_type_of(path)}
-        for path, name in written
+    entries = [
+        {
+            "@id": path,
+            "name": name,
+            "path": path,
+            "table": table,
+            "contentUrl": version_root + path,
+            "encodingFormat": table_descriptions.croissant_format(path),
+        }
+        for path, name, table in written
     ]
+    return entries, tables
 
 
 def describe_file(folder: Path, entry: dict[str, Any]) -> dict[str, Any]:
-    """A dataset.json distribution entry with the written file's size and sha256."""
+    """A distribution entry with the written file's size and sha256 (a Croissant FileObject)."""
     path = folder / entry["path"]
-    described = {k: v for k, v in entry.items() if k != "path"}
     size = path.stat().st_size
-    return {"@type": "DataDownload", **described, "contentSize": f"{size} B", "sha256": sha256_of(path)}
+    return {"@type": "cr:FileObject", **entry, "contentSize": f"{size} B", "sha256": sha256_of(path)}
+
+
+def public(entry: dict[str, Any]) -> dict[str, Any]:
+    """A distribution entry as dataset.json lists it: without the bookkeeping of where it was written."""
+    return {k: v for k, v in entry.items() if k not in ("path", "table")}
 
 
 def write_file(folder: Path, path: str, write: Callable[[BinaryIO], None]) -> None:

@@ -9,12 +9,12 @@ from starlette.types import Scope
 
 from serve.crawler_files import SITEMAP_INDEX, SITEMAPS_DIR
 from serve.release import DOWNLOADS_DIR, RELEASES_PREFIX, Release
-from serve.release_files import CRAWLER_DOCUMENTS, DATASET, DOCUMENTS
+from serve.release_files import CRAWLER_DOCUMENTS, DATA_PACKAGE, DATASET, DOCUMENTS
 from serve.release_responses import ReleaseFiles
 
 # The documents served at their own address, from the current release's file of the same path:
 # every document publish writes.
-FIXED_DOCUMENTS = tuple(f"/{path}" for path in (*DOCUMENTS, DATASET))
+FIXED_DOCUMENTS = tuple(f"/{path}" for path in (*DOCUMENTS, DATASET, DATA_PACKAGE))
 # The same, for crawlers and answer engines rather than the API's clients (outside its contract).
 CRAWLER_FILES = tuple(f"/{path}" for path in (*CRAWLER_DOCUMENTS, SITEMAP_INDEX))
 

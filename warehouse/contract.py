@@ -17,6 +17,9 @@ ASK_LEXICON_TABLE = "ask_lexicon"
 ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
 ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
 ASK_TABLES = (ASK_VECTORS_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, ASK_ENTRY_ORDER_TABLE)
+# The data dictionary (a dbt mart read from the marts' schema.yml): every published column with
+# its type, description and keys. dataset.json's Croissant and the data package are written from it.
+DATA_DICTIONARY_TABLE = "published_columns"
 
 PUBLISHED_TABLES: tuple[str, ...] = (
     "products",
@@ -35,12 +38,16 @@ PUBLISHED_TABLES: tuple[str, ...] = (
     "people",
     "publisher",
     "languages",
+    DATA_DICTIONARY_TABLE,
     *ASK_TABLES,
 )
 
-# The tables a release offers whole as distributions (the ask engine's index is its own), and
-# the columns of them that are bookkeeping, never published.
-DISTRIBUTED_TABLES: tuple[str, ...] = tuple(t for t in PUBLISHED_TABLES if t not in ASK_TABLES)
+# The tables a release offers whole as distributions (the ask engine's index is its own; the data
+# dictionary describes the distributions rather than being one), and the columns of them that
+# are bookkeeping, never published.
+DISTRIBUTED_TABLES: tuple[str, ...] = tuple(
+    t for t in PUBLISHED_TABLES if t not in (*ASK_TABLES, DATA_DICTIONARY_TABLE)
+)
 PRIVATE_COLUMNS: dict[str, tuple[str, ...]] = {
     "products": ("record_hash",),
     "recommendations": ("position",),

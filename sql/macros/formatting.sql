@@ -6,3 +6,8 @@
         else format('{:.1f}', {{ value_sql }})
     end
 {%- endmacro %}
+
+{#- A value known while compiling (a string, or none) as a SQL literal: quotes doubled, none as null. -#}
+{% macro sql_literal(value) -%}
+    {{ "null" if value is none else "'" ~ (value | string | replace("'", "''")) ~ "'" }}
+{%- endmacro %}

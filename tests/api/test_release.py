@@ -18,7 +18,9 @@ import pytest
 import zstandard
 
 from benchmarks.harness import Server, copy_home, serving
+from serve.release import media_type_of
 from serve.routes_catalogue import FIXED_DOCUMENTS
+from serve.table_descriptions import croissant_format
 from tests.api.conftest import BASE_URL
 from warehouse.contract import DISTRIBUTED_TABLES
 from warehouse.manifest import read_manifest
@@ -53,7 +55,9 @@ def test_every_distribution_of_dataset_json_is_served_as_described(server: Serve
         assert reply.status == 200, entry
         assert entry["contentSize"] == f"{len(reply.body)} B" == f"{reply.headers['content-length']} B"
         assert hashlib.sha256(reply.body).hexdigest() == entry["sha256"]
-        assert reply.headers["content-type"].startswith(entry["encodingFormat"].split(";")[0])
+        path = urlsplit(entry["contentUrl"]).path
+        assert reply.headers["content-type"] == media_type_of(path)  # the registered type on the wire
+        assert entry["encodingFormat"] == croissant_format(path)  # the name Croissant's readers know it by
         assert reply.headers["cache-control"] == "public, max-age=31536000, immutable"
         assert reply.headers["x-dataset-version"] == dataset["dataset_version"]
 
