@@ -85,9 +85,7 @@ def test_mlcroissant_loads_the_dataset_and_reads_every_record_set_from_the_serve
     assert product["products/category_name"]["products/category_name/en"]  # a translated struct, per language
     assert isinstance(product["products/pros"], list)  # a repeated field
     pending = [
-        row
-        for row in loaded.records(record_set="bench_measurements")
-        if row["bench_measurements/status"] == b"pending"
+        row for row in loaded.records(record_set="bench_measurements") if row["bench_measurements/status"] == b"pending"
     ]
     assert pending and all(row["bench_measurements/value"] is None for row in pending)  # null, never a number
 
