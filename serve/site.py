@@ -349,6 +349,29 @@ def hub_context(snapshot: Snapshot, lang: str) -> dict[str, Any]:
     }
 
 
+# What of dataset.json a page's JSON-LD carries: the schema.org Dataset that search engines read
+# from a page, without the API's envelope and Croissant's record sets (dataset.json has those).
+DATASET_LD_KEYS = (
+    "@type", "name", "description", "url", "version", "datePublished", "dateModified", "license",
+    "isAccessibleForFree", "creator", "publisher", "keywords", "inLanguage", "temporalCoverage",
+    "variableMeasured", "citation",
+)  # fmt: skip
+
+
+def dataset_json_ld(dataset: dict[str, Any]) -> dict[str, Any]:
+    """The schema.org Dataset of ``/``, from the release's dataset.json, with its downloads."""
+    downloads = [
+        {
+            "@type": "DataDownload",
+            "name": d["name"],
+            "contentUrl": d["contentUrl"],
+            "encodingFormat": d["encodingFormat"],
+        }
+        for d in dataset["distribution"]
+    ]
+    return {"@context": "https://schema.org/", **{k: dataset[k] for k in DATASET_LD_KEYS}, "distribution": downloads}
+
+
 def render_api_guide(snapshot: Snapshot) -> bytes:
     """``/``: the API for a developer arriving from a search engine: every operation with a live
     example, the licence and attribution rules, and the dataset citation."""
@@ -363,6 +386,8 @@ def render_api_guide(snapshot: Snapshot) -> bytes:
             lang=DEFAULT_LANGUAGE,
             language=language_row(snapshot, DEFAULT_LANGUAGE),
             og=og,
+            canonical=f"{base_url}/",
+            json_ld=script_json(dataset_json_ld(dataset)),
             publisher=snapshot.publisher,
             version=snapshot.version,
             hub=base_url + FALLBACK_PATH,
