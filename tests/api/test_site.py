@@ -162,17 +162,20 @@ def test_a_product_page_has_one_captioned_bench_table_with_pending_slots_left_bl
     table = tables[0]
     assert record["title"] in "".join(table.find("caption").itertext())
     headers = [th for th in table.iter("th") if th.get("scope") == "col"]
-    assert [th.text for th in headers] == ["Protocol", "Result", "Samples", "Sub-score (0–100)", "Status"]
+    assert [th.text for th in headers] == ["Protocol", "Result", "Tolerance", "Samples", "Sub-score (0–100)", "Status"]
     rows = table.find("tbody").findall("tr")
     assert len(rows) == len(record["bench_table"])
+    slug = record["product_slugs"][0]
+    lines = server.get(f"/api/public/bench.jsonl?product={slug}").body.decode().splitlines()
+    tolerances = {row["protocol_slug"]: row["tolerance"] for row in map(json.loads, lines)}
     for row, slot in zip(rows, record["bench_table"], strict=True):
         cells = ["".join(cell.itertext()).strip() for cell in row]
         assert row[0].tag == "th" and row[0].get("scope") == "row" and cells[0] == slot["protocol_name"]
         if slot["status"] == "pending":
-            assert cells[1:] == ["", "", "", "pending"]
+            assert cells[1:] == ["", "", "", "", "pending"]
         else:
-            assert cells[1] == f"{slot['value']} {slot['unit']}" and cells[3] == str(slot["score"])
-            assert cells[4] == "measured"
+            assert cells[1] == f"{slot['value']} {slot['unit']}" and cells[4] == str(slot["score"])
+            assert cells[2] == f"± {tolerances[slot['protocol']]} {slot['unit']}" and cells[5] == "measured"
 
 
 def test_the_byline_names_the_tester_and_the_date_in_english_and_arabic(server: Server):
