@@ -38,7 +38,7 @@ from reuse_data.bench_sheets import SheetError
 from reuse_data.intake_store import IntakeStore, Receipt
 from reuse_data.settings import Settings, load_settings
 from reuse_data.sheet_validation import Reference, validate_sheet
-from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected, problem_response
+from serve.problems import ProblemError, handle_problem, handle_unexpected, problem_response
 from serve.snapshot import read_tables
 from warehouse.snapshots import current_version, snapshot_path
 
@@ -63,6 +63,7 @@ def authenticated_tester(request: Request) -> str:
             "A valid tester token is required: send `Authorization: Bearer <token>`. "
             "Ask the lab lead for one (`reuse-data testers add NAME`).",
             slug="unauthorized",
+            headers={"WWW-Authenticate": 'Bearer realm="reuse-data intake"'},
         )
     return tester
 
@@ -202,6 +203,18 @@ async def list_receipts(request: Request) -> Response:
 async def get_receipt(request: Request) -> Response:
     receipt = request.app.state.store.receipt(request.path_params["receipt_id"])
     return json_response(_own(request, receipt).as_json())
+
+
+async def handle_http_exception(request: Request, error: Exception) -> Response:
+    """The router's 404 and 405 in the intake's words, with the methods the address takes (Allow)."""
+    assert isinstance(error, HTTPException)
+    allowed = (error.headers or {}).get("Allow", "")
+    detail = {
+        404: f"No such address on the intake: {request.url.path}. The upload page is at /, the API under "
+        "/api/intake/ (bench-sheets, receipts).",
+        405: f"{request.method} is not allowed on {request.url.path}: it takes {allowed}.",
+    }.get(error.status_code, str(error.detail))
+    return problem_response(request, error.status_code, detail, extra_headers=error.headers)
 
 
 # errno values that mean the disk, or the intake user's quota, is full.

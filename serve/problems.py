@@ -73,12 +73,7 @@ def problem_response(
     body = problem_body(status, detail, slug, instance)
     if errors:
         body["errors"] = errors
-    headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store"}
-    if status == 405:
-        headers["Allow"] = "GET, HEAD, OPTIONS"
-    if status == 401:
-        headers["WWW-Authenticate"] = 'Bearer realm="reuse-data intake"'
-    headers.update(extra_headers or {})
+    headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store", **(extra_headers or {})}
     return Response(orjson.dumps(body), status_code=status, media_type="application/problem+json", headers=headers)
 
 
@@ -88,12 +83,14 @@ async def handle_problem(request: Request, error: Exception) -> Response:
 
 
 async def handle_http_exception(request: Request, error: Exception) -> Response:
+    """The router's 404 and 405 for the public API, whose every operation is a GET."""
     assert isinstance(error, HTTPException)
     detail = {
         404: f"No resource at {request.url.path}. The operations are listed at /api/public/openapi.json.",
         405: f"{request.method} is not allowed: every operation of this API is a GET.",
     }.get(error.status_code, str(error.detail))
-    return problem_response(request, error.status_code, detail)
+    headers = {**(error.headers or {}), **({"Allow": "GET, HEAD, OPTIONS"} if error.status_code == 405 else {})}
+    return problem_response(request, error.status_code, detail, extra_headers=headers)
 
 
 async def handle_unexpected(request: Request, error: Exception) -> Response:

@@ -90,6 +90,16 @@ def test_no_wrong_or_revoked_token_gets_401(intake: Server, tokens, who):
     assert intake.get("/api/intake/receipts", bearer(token or "")).status == 401
 
 
+def test_a_wrong_method_or_address_is_told_in_the_intakes_own_words(intake: Server):
+    """Not the public API's "every operation is a GET": the upload address takes a POST, and says so."""
+    wrong_method = intake.get("/api/intake/bench-sheets")
+    assert wrong_method.status == 405 and wrong_method.headers["allow"] == "POST"
+    assert wrong_method.json()["detail"] == "GET is not allowed on /api/intake/bench-sheets: it takes POST."
+    assert wrong_method.headers["content-type"] == "application/problem+json"
+    nowhere = intake.get("/api/public/products.json")
+    assert nowhere.status == 404 and "upload page is at /" in nowhere.json()["detail"]
+
+
 def test_a_tester_reads_only_their_own_receipts(intake: Server, tokens):
     mine = upload(intake, sheet(good_row(reading="21.3")), tokens[TESTER])
     assert mine.status == 201
