@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import shutil
 import sys
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -24,20 +23,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.harness import Server, serving  # noqa: E402
 from serve.routes_ask import FALLBACK_PATH  # noqa: E402
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 
-CHROMIUM = shutil.which("chromium")
-# Launched as tests/api/conftest.py launches it (as root, on a closed network: no sandbox, none of
-# Chromium's background connections). Not imported from there: importing the tests' conftest
-# points REUSE_DATA_HOME at a temporary home.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 PAGE_TYPES = ("product", "comparison", "guide", "review", "post")  # as the change feed names them
 PHONE_WIDTH = 390  # narrower than this, a viewport is taken to be a phone's (its pixel ratio is 3)
 

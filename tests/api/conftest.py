@@ -6,7 +6,6 @@ work on a copy of its home, with a server of their own.
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,19 +13,9 @@ import pytest
 
 from benchmarks.harness import Server, serving
 from tests.conftest import run_cli
+from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 
 BASE_URL = "http://127.0.0.1:8000"  # REUSE_DATA_BASE_URL default: what cited URLs carry
-CHROMIUM = shutil.which("chromium")
-# As root and on a closed network: no sandbox, and none of Chromium's background connections.
-CHROMIUM_ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 
 
 @pytest.fixture(scope="session")

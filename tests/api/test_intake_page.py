@@ -11,8 +11,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from benchmarks.harness import Server, copy_home, serving
 from reuse_data.intake_store import IntakeStore
-from tests.api.conftest import CHROMIUM
 from tests.api.test_intake import TESTER, good_row, sheet
+from tests.support.browser import CHROMIUM
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium (needs root)"

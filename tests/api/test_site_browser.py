@@ -11,7 +11,8 @@ import pytest
 
 from benchmarks.harness import Server
 from serve.routes_ask import FALLBACK_PATH
-from tests.api.conftest import BASE_URL, CHROMIUM
+from tests.api.conftest import BASE_URL
+from tests.support.browser import CHROMIUM
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium (needs root)"
