@@ -1,4 +1,8 @@
-"""Resources: the build warehouse (which holds the build lock for a run), the raw inputs folder and the dbt CLI."""
+"""Resources: reuse-data's settings, the build warehouse (which holds the build lock for a run), the raw
+inputs folder and the dbt CLI.
+
+The environment is read once, where the definitions are loaded (``build_resources``); the assets and
+sensors receive what it says as resources and read no environment variable of their own."""
 
 from __future__ import annotations
 
@@ -16,9 +20,44 @@ from packaging.version import Version
 
 from pipelines.build_lock import BuildAlreadyRunning, BuildHolder, one_build_at_a_time, started_by
 from pipelines.project import dbt_project
-from reuse_data.settings import load_settings
+from reuse_data.settings import Settings, load_settings
 
 TERMINATE_TO_STOP = "terminate this run in the Dagster UI to stop"
+
+
+class SettingsResource(ConfigurableResource):
+    """The settings the assets and sensors act on: where the home and inputs are, the public base
+    URL, the object store a publish uploads to, how long builds may wait or stay silent."""
+
+    home: str
+    inputs: str
+    base_url: str
+    embedding_cache: str
+    publish_to: str | None = None
+    stale_build_seconds: int
+
+    @classmethod
+    def of(cls, settings: Settings) -> SettingsResource:
+        return cls(
+            home=str(settings.home),
+            inputs=str(settings.inputs),
+            base_url=settings.base_url,
+            embedding_cache=str(settings.embedding_cache),
+            publish_to=settings.publish_to,
+            stale_build_seconds=settings.stale_build_seconds,
+        )
+
+    @property
+    def settings(self) -> Settings:
+        """As ``Settings``, with the paths derived from the home (warehouse, snapshots, dbt target)."""
+        return Settings(
+            home=Path(self.home),
+            inputs=Path(self.inputs),
+            base_url=self.base_url,
+            embedding_cache=Path(self.embedding_cache),
+            publish_to=self.publish_to,
+            stale_build_seconds=self.stale_build_seconds,
+        )
 
 
 class WarehouseResource(ConfigurableResource):
@@ -33,6 +72,7 @@ class WarehouseResource(ConfigurableResource):
     """
 
     path: str
+    build_wait_seconds: int  # how long a run waits for another build to finish before it fails
 
     @contextmanager
     def yield_for_execution(self, context: InitResourceContext) -> Iterator[WarehouseResource]:
@@ -41,9 +81,10 @@ class WarehouseResource(ConfigurableResource):
             yield self
             return
         holder = BuildHolder.starting_now(run.run_id, started_by(run.tags))
-        wait_seconds = load_settings().build_wait_seconds
         try:
-            with one_build_at_a_time(Path(self.path), holder, wait_seconds, context.log.info, TERMINATE_TO_STOP):
+            with one_build_at_a_time(
+                Path(self.path), holder, self.build_wait_seconds, context.log.info, TERMINATE_TO_STOP
+            ):
                 yield self
         except BuildAlreadyRunning as refusal:
             context.log.error(str(refusal))  # the sentence itself, above Dagster's "resource failed"
@@ -88,7 +129,10 @@ class InstalledDbtResource(DbtCliResource):
 def build_resources() -> dict[str, object]:
     settings = load_settings()
     return {
-        "warehouse": WarehouseResource(path=str(settings.warehouse_path)),
+        "settings": SettingsResource.of(settings),
+        "warehouse": WarehouseResource(
+            path=str(settings.warehouse_path), build_wait_seconds=settings.build_wait_seconds
+        ),
         "inputs": InputsResource(path=str(settings.inputs)),
         "dbt": InstalledDbtResource(project_dir=dbt_project, dbt_executable=str(DBT_EXECUTABLE)),
     }

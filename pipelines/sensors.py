@@ -35,9 +35,10 @@ from dagster import (
 )
 
 from pipelines.assets.dbt import warehouse_built_from_project
+from pipelines.resources import SettingsResource
 from pipelines.schedules import build_and_publish
 from reuse_data.intake_store import IntakeStore
-from reuse_data.settings import load_settings
+from reuse_data.settings import Settings
 from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA
 
 INTAKE_STATE_TAG = "reuse-data/intake-state"
@@ -49,9 +50,9 @@ IN_FLIGHT = [DagsterRunStatus.QUEUED, DagsterRunStatus.NOT_STARTED, DagsterRunSt
 MAY_BE_ABANDONED = {DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, DagsterRunStatus.STARTED}
 
 
-def intake_state() -> tuple[str, list[str]]:
+def intake_state(settings: Settings) -> tuple[str, list[str]]:
     """A digest of the unpublished receipts and their statuses, and a description of them."""
-    pending = IntakeStore(load_settings().home).unpublished()
+    pending = IntakeStore(settings.home).unpublished()
     described = [f"{r.id} ({r.status})" for r in pending]
     return hashlib.sha256("\n".join(sorted(described)).encode()).hexdigest()[:16], described
 
@@ -89,17 +90,17 @@ def abandon_silent_runs(instance: DagsterInstance, runs: list[DagsterRun], silen
     default_status=DefaultSensorStatus.RUNNING,
     description="Builds and publishes when the tester intake has accepted or withdrawn a sheet.",
 )
-def intake_inbox(context: SensorEvaluationContext):
-    state, pending = intake_state()
+def intake_inbox(context: SensorEvaluationContext, settings: SettingsResource):
+    state, pending = intake_state(settings.settings)
     if not pending:
         return SkipReason("every intake receipt is published")
     in_flight = context.instance.get_runs(filters=RunsFilter(job_name=build_and_publish.name, statuses=IN_FLIGHT))
-    if abandon_silent_runs(context.instance, in_flight, load_settings().stale_build_seconds):
+    if abandon_silent_runs(context.instance, in_flight, settings.stale_build_seconds):
         return SkipReason("a build is already running; the next tick looks again")
     last = context.instance.get_runs(filters=RunsFilter(tags={INTAKE_STATE_TAG: state}), limit=1)
     if last and last[0].status == DagsterRunStatus.FAILURE and ABANDONED_TAG not in last[0].tags:
         return SkipReason(f"the last build of these receipts failed (run {last[0].run_id}); see it, then rebuild")
-    selection = intake_build_selection(context.repository_def)
+    selection = intake_build_selection(context.repository_def, settings.settings)
     scope = "everything" if selection is None else "bench readings and what depends on them"
     return RunRequest(
         asset_selection=selection,
@@ -107,7 +108,7 @@ def intake_inbox(context: SensorEvaluationContext):
     )
 
 
-def intake_build_selection(repository: RepositoryDefinition) -> list[AssetKey] | None:
+def intake_build_selection(repository: RepositoryDefinition, settings: Settings) -> list[AssetKey] | None:
     """What an intake build materialises: the bench readings, everything computed from them and
     the publish, with their checks; None (every asset) when the warehouse's models were not all
     built from the dbt project as it is now, since a full refresh must then rebuild them all.
@@ -115,6 +116,6 @@ def intake_build_selection(repository: RepositoryDefinition) -> list[AssetKey] |
     The editorial export's assets are left as the last full build made them (the daily build
     and `reuse-data build` ingest editorial changes); an uploaded sheet does not touch them.
     """
-    if not warehouse_built_from_project():
+    if not warehouse_built_from_project(settings):
         return None
     return sorted(BENCH_READINGS_AND_DOWNSTREAM.resolve(repository.asset_graph), key=lambda key: key.to_user_string())

@@ -13,8 +13,7 @@ import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
-from pipelines.resources import WarehouseResource
-from reuse_data.settings import load_settings
+from pipelines.resources import SettingsResource, WarehouseResource
 from serve.ask.encoder import DIMENSIONS, MODEL_ID, Encoder
 from serve.ask.vector_cache import VectorCache
 from warehouse.contract import ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, MARTS_SCHEMA
@@ -49,13 +48,15 @@ def entry_vectors(
     "embedded), written beside the marts for the snapshot.",
     kinds={"python", "duckdb"},
 )
-def ask_entry_vectors(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
+def ask_entry_vectors(
+    context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
+) -> MaterializeResult:
     started = time.perf_counter()
     with warehouse.connect() as connection:
         rows = connection.execute(
             f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256"
         ).fetchall()
-    vectors, embedded = entry_vectors(dict(rows), VectorCache(load_settings().embedding_cache), context.log.info)
+    vectors, embedded = entry_vectors(dict(rows), VectorCache(settings.settings.embedding_cache), context.log.info)
     hashes = [sha for sha, _ in rows]
     matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
     table = pa.table(

@@ -10,8 +10,8 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from pipelines.assets.ingest import RAW_SCHEMA
 from pipelines.project import dbt_project, project_fingerprint
-from pipelines.resources import WarehouseResource
-from reuse_data.settings import load_settings
+from pipelines.resources import SettingsResource, WarehouseResource
+from reuse_data.settings import Settings
 
 
 class ReuseDataTranslator(DagsterDbtTranslator):
@@ -41,42 +41,42 @@ class ReuseDataTranslator(DagsterDbtTranslator):
 translator = ReuseDataTranslator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=True))
 
 
-def built_from_path() -> Path:
+def built_from_path(settings: Settings) -> Path:
     """Where the fingerprint of the dbt project the warehouse was last built from is kept."""
-    warehouse = load_settings().warehouse_path
+    warehouse = settings.warehouse_path
     return warehouse.with_name(f"{warehouse.name}.dbt-project-sha256")
 
 
-def recorded_project_fingerprint() -> str | None:
+def recorded_project_fingerprint(settings: Settings) -> str | None:
     """The fingerprint of the dbt project every model of the warehouse was last built from, if any."""
-    marker = built_from_path()
+    marker = built_from_path(settings)
     return marker.read_text(encoding="utf-8").strip() if marker.exists() else None
 
 
-def warehouse_built_from_project() -> bool:
+def warehouse_built_from_project(settings: Settings) -> bool:
     """Whether every model of the warehouse was last built from the dbt project as it is now."""
-    return recorded_project_fingerprint() == project_fingerprint(dbt_project.project_dir)
+    return recorded_project_fingerprint(settings) == project_fingerprint(dbt_project.project_dir)
 
 
 RUN_TARGETS_KEPT = 20
 PARSE_STATE = "partial_parse.msgpack"  # dbt's parsed project, reused by the next invocation
 
 
-def shared_parse_state() -> Path:
+def shared_parse_state(settings: Settings) -> Path:
     """The parse state the last dbt run left, for the next run to start from."""
-    return load_settings().dbt_target_dir / PARSE_STATE
+    return settings.dbt_target_dir / PARSE_STATE
 
 
-def run_target_path(run_id: str) -> Path:
+def run_target_path(settings: Settings, run_id: str) -> Path:
     """A dbt target folder of this run's own under the home (two runs' artefacts never mix), seeded
     with the project's partial-parse state so that dbt does not parse the whole project again.
 
     The newest ``RUN_TARGETS_KEPT`` folders are kept, for their run_results.json and dbt.log.
     """
-    runs = load_settings().dbt_target_dir / "runs"
+    runs = settings.dbt_target_dir / "runs"
     target = runs / run_id
     target.mkdir(parents=True, exist_ok=True)
-    if (parse_state := shared_parse_state()).exists():
+    if (parse_state := shared_parse_state(settings)).exists():
         shutil.copy2(parse_state, target / PARSE_STATE)
     for stale in sorted(runs.iterdir(), key=lambda folder: folder.stat().st_mtime)[:-RUN_TARGETS_KEPT]:
         shutil.rmtree(stale, ignore_errors=True)
@@ -84,7 +84,9 @@ def run_target_path(run_id: str) -> Path:
 
 
 @dbt_assets(manifest=dbt_project.manifest_path, dagster_dbt_translator=translator)
-def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource) -> Iterator[Any]:
+def dbt_models(
+    context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource, settings: SettingsResource
+) -> Iterator[Any]:
     """`dbt build`: seeds, snapshots, models and their tests; a failing test fails the run.
 
     dbt writes the warehouse itself (``sql/profiles.yml``); asking for the warehouse resource
@@ -98,13 +100,14 @@ def dbt_models(context: AssetExecutionContext, dbt: DbtCliResource, warehouse: W
     # Taken once, before the build: what is recorded is the project this build ran, even if
     # the project is edited while it runs.
     fingerprint = project_fingerprint(dbt_project.project_dir)
+    paths = settings.settings
     args = ["build"]
-    if recorded_project_fingerprint() != fingerprint:
+    if recorded_project_fingerprint(paths) != fingerprint:
         context.log.info("the dbt project changed since the warehouse was last built: full refresh")
         args.append("--full-refresh")
-    target = run_target_path(context.run_id)
+    target = run_target_path(paths, context.run_id)
     yield from dbt.cli(args, context=context, target_path=target).stream()
     if (target / PARSE_STATE).exists():  # the next run starts from this one's parse state
-        shutil.copy2(target / PARSE_STATE, shared_parse_state())
+        shutil.copy2(target / PARSE_STATE, shared_parse_state(paths))
     if not context.is_subset:
-        built_from_path().write_text(fingerprint + "\n", encoding="utf-8")
+        built_from_path(paths).write_text(fingerprint + "\n", encoding="utf-8")

@@ -10,7 +10,7 @@ import datetime as dt
 import polars as pl
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Failure, MaterializeResult, MetadataValue, asset
 
-from pipelines.resources import InputsResource, WarehouseResource
+from pipelines.resources import InputsResource, SettingsResource, WarehouseResource
 from reuse_data.bench_sheets import SHEET_SUFFIXES, SheetError
 from reuse_data.editorial_export import (
     EXPORT_TABLES,
@@ -22,7 +22,6 @@ from reuse_data.editorial_export import (
 )
 from reuse_data.input_problems import InputProblems
 from reuse_data.intake_store import IntakeStore
-from reuse_data.settings import load_settings
 from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA, SheetSource, folder_sources, load_bench_sheets
 
 
@@ -74,12 +73,12 @@ def _failure(error: InputProblems) -> Failure:
     kinds={"python", "duckdb"},
 )
 def raw_bench_readings(
-    context: AssetExecutionContext, inputs: InputsResource, warehouse: WarehouseResource
+    context: AssetExecutionContext, inputs: InputsResource, warehouse: WarehouseResource, settings: SettingsResource
 ) -> MaterializeResult:
-    settings = load_settings()
-    sources = folder_sources(inputs.root / "bench", inputs.root, SHEET_SUFFIXES, settings.bench_digests_path)
+    resolved = settings.settings
+    sources = folder_sources(inputs.root / "bench", inputs.root, SHEET_SUFFIXES, resolved.bench_digests_path)
     # Sheets testers uploaded through the intake, withdrawn ones too (their slots become retest).
-    intake = IntakeStore(settings.home)
+    intake = IntakeStore(resolved.home)
     receipts = intake.receipts()
     sources += [
         SheetSource(intake.sheet_path(r), f"intake/{r.id}", r.sha256, r.id, r.status == "withdrawn") for r in receipts

@@ -4,9 +4,8 @@ import hashlib
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
-from pipelines.resources import WarehouseResource
+from pipelines.resources import SettingsResource, WarehouseResource
 from reuse_data.intake_store import IntakeStore
-from reuse_data.settings import load_settings
 from serve.release_files import publish_release
 from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
 from warehouse.release_store import ReleaseStore
@@ -50,19 +49,21 @@ def published_receipts(warehouse: WarehouseResource) -> dict[str, str]:
     ),
     kinds={"duckdb"},
 )
-def published_snapshot(context: AssetExecutionContext, warehouse: WarehouseResource) -> MaterializeResult:
-    settings = load_settings()
+def published_snapshot(
+    context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
+) -> MaterializeResult:
+    resolved = settings.settings
     # Opened before anything is written, so that a malformed address fails the build at once.
-    store = ReleaseStore.configured(settings.publish_to)
+    store = ReleaseStore.configured(resolved.publish_to)
     info = publish_release(
-        settings.snapshots_dir,
-        settings.warehouse_path,
+        resolved.snapshots_dir,
+        resolved.warehouse_path,
         inputs_fingerprint=inputs_fingerprint(warehouse),
         before_switch=(lambda folder: store.publish(folder, context.log.info)) if store else None,
     )
     context.log.info(f"published snapshot {info.version} ({info.size_bytes / 1e6:.1f} MB)")
     # The intake's sensor stops asking for a build once each receipt's status is published.
-    IntakeStore(settings.home).mark_published(published_receipts(warehouse))
+    IntakeStore(resolved.home).mark_published(published_receipts(warehouse))
     return MaterializeResult(
         metadata={
             "version": info.version,

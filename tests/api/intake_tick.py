@@ -26,8 +26,13 @@ def main() -> None:
     from pipelines.definitions import defs
     from pipelines.sensors import intake_inbox
 
-    with DagsterInstance.get() as instance:
-        result = intake_inbox(build_sensor_context(instance=instance, definitions=defs))
+    with (
+        DagsterInstance.get() as instance,
+        build_sensor_context(
+            instance=instance, definitions=defs, resources={"settings": defs.resources["settings"]}
+        ) as context,
+    ):
+        result = intake_inbox(context)
     report: dict[str, object] = {"requested": isinstance(result, RunRequest)}
     if isinstance(result, RunRequest):
         report["tags"] = result.tags
