@@ -84,12 +84,8 @@ class Settings:
     def dbt_target_dir(self) -> Path:
         return self.home / "dbt" / "target"
 
-    @property
-    def inbox_dir(self) -> Path:
-        return self.home / "inbox"
-
     def ensure_dirs(self) -> None:
-        for path in (self.warehouse_path.parent, self.snapshots_dir, self.dagster_home, self.inbox_dir):
+        for path in (self.warehouse_path.parent, self.snapshots_dir, self.dagster_home):
             path.mkdir(parents=True, exist_ok=True)
 
 

@@ -8,7 +8,7 @@
   (English) address, with a ``lastmod`` that is its ``changed_at`` in the change log (none
   when the log has no entry for it: never the build's time) and an ``xhtml:link`` alternate
   for every language the site renders it in, at the address the site serves it.
-- ``llms.txt`` (https://llmstxt.org): the publisher's name, a summary, and Markdown links to
+- ``llms.txt`` (the llms.txt proposal): the publisher's name, a summary, and Markdown links to
   the API, the corpus, the dataset and the guides.
 
 Pages are read a batch at a time (``Snapshot.stream``): a section of 100,000 products is
@@ -29,7 +29,7 @@ from serve.site import DEFAULT_LANGUAGE, language_url, translated
 from serve.snapshot import Snapshot
 from warehouse.contract import DISTRIBUTED_TABLES
 
-# The sitemaps.org protocol's limits, per sitemap file (https://www.sitemaps.org/protocol.html).
+# The sitemap protocol's limits, per sitemap file.
 SITEMAP_MAX_URLS = 50_000
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # uncompressed
 SITEMAP_INDEX = "sitemap.xml"

@@ -1,4 +1,4 @@
-"""Query-parameter validation shared by every route (DESIGN.md, "Decisions where the spec is silent")."""
+"""Query-parameter validation shared by every route (docs/decisions.md: where the contract is silent)."""
 
 from __future__ import annotations
 
