@@ -98,7 +98,6 @@ def prepare_environment(settings: Settings) -> None:
     os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
     os.environ["REUSE_DATA_HOME"] = str(settings.home)
     os.environ["REUSE_DATA_INPUTS"] = str(settings.inputs)
-    os.environ["REUSE_DATA_BASE_URL"] = settings.base_url
     os.environ["REUSE_DATA_WAREHOUSE"] = str(settings.warehouse_path)
     os.environ["REUSE_DATA_EMBEDDING_CACHE"] = str(settings.embedding_cache)
 

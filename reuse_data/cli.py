@@ -8,13 +8,13 @@ import sys
 from pathlib import Path
 
 from reuse_data.intake_cli import add_intake_commands
-from reuse_data.settings import PROJECT_ROOT, SettingsError, load_settings
+from reuse_data.settings import DEFAULT_BASE_URL, PROJECT_ROOT, SettingsError, load_settings
 
-EPILOG = """\
+EPILOG = f"""\
 environment:
   REUSE_DATA_HOME        where all state lives (default: var/ in the project)
   REUSE_DATA_INPUTS      the raw inputs a build reads (default: demo/)
-  REUSE_DATA_BASE_URL    the public address cited URLs are built on (default: http://127.0.0.1:8000)
+  REUSE_DATA_BASE_URL    the public address cited URLs are built on (default: {DEFAULT_BASE_URL})
   REUSE_DATA_PUBLISH_TO  also upload each release to this object store, s3://bucket/prefix
   REUSE_DATA_SERVE_FROM  serve as a replica of this object store (what `serve --from` sets)
   REUSE_DATA_ACCESS_LOG  json (one line per request on standard output, the default) or off

@@ -1,5 +1,6 @@
 """The dbt models of ``sql/`` as Dagster assets, their tests as asset checks."""
 
+import json
 import shutil
 from collections.abc import Iterator, Mapping
 from pathlib import Path
@@ -101,7 +102,7 @@ def dbt_models(
     # the project is edited while it runs.
     fingerprint = project_fingerprint(dbt_project.project_dir)
     paths = settings.settings
-    args = ["build"]
+    args = ["build", "--vars", json.dumps({"base_url": settings.base_url})]
     if recorded_project_fingerprint(paths) != fingerprint:
         context.log.info("the dbt project changed since the warehouse was last built: full refresh")
         args.append("--full-refresh")

@@ -1,2 +1,2 @@
 -- base_url: the address every URL of this build is made on; publish records it with the release.
-select *, '{{ var("base_url") }}' as base_url from {{ ref('stg_publisher') }}
+select *, '{{ base_url() }}' as base_url from {{ ref('stg_publisher') }}
