@@ -16,7 +16,7 @@ from starlette.middleware import Middleware
 from reuse_data.settings import Settings, load_settings
 from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
 from serve.access_log import AccessLog
-from serve.http_cache import Preflight
+from serve.http.cors import Preflight
 from serve.metrics import ServiceMetrics
 from serve.observe import Observe
 from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected

@@ -24,7 +24,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from serve.http_cache import CACHE_CONTROL, REVALIDATION_HEADERS, cache_headers, etag_matches, negotiate
+from serve.http.compression import negotiate
+from serve.http.conditional import CACHE_CONTROL, REVALIDATION_HEADERS, cache_headers, etag_matches
 from serve.problems import ProblemError
 from serve.release import ENCODINGS, Release, media_type_of
 from warehouse.manifest import ReleaseFile

@@ -14,7 +14,7 @@ from serve.ask.encoder import Encoder
 from serve.ask.engine import AskEngine
 from serve.ask.language import LANGUAGES, negotiate
 from serve.documents import USAGE, encode, envelope
-from serve.http_cache import cached
+from serve.http.responses import cached
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, MAX_Q_LENGTH
 from serve.problems import ProblemError
 from serve.snapshot import Snapshot
@@ -34,7 +34,7 @@ def prepare_ask(snapshot: Snapshot) -> None:
     """Build the ask engine when the snapshot loads (it switches with the snapshot): the lexical
     index of its entries and the entry vectors the pipeline stored in it. A snapshot whose
     vectors this server cannot use fails to load, and the one being served stays."""
-    snapshot.cache["ask_engine"] = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, Encoder.shared())
+    snapshot.memo.ask_engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, Encoder.shared())
 
 
 def choose_language(request: Request, question: str) -> str:
@@ -58,9 +58,6 @@ def confidence(score: float, best: float, first: bool) -> float:
     return min(round(score / best, 4), 0.9999)
 
 
-ANSWERS_KEPT = 1024  # per snapshot: distinct questions (with limit, lang and Accept-Language) kept answered
-
-
 async def ask(request: Request) -> Response:
     question = params.required_text(request, "q", MAX_Q_LENGTH)
     limit = params.limit(request, ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT)
@@ -68,19 +65,22 @@ async def ask(request: Request) -> Response:
     # Answer engines and crawlers ask the same questions over and over: each answer (and the
     # choice of its language) is worked out once per snapshot.
     asked = (question, limit, request.query_params.get("lang"), request.headers.get("accept-language"))
-    answer = snapshot.recall("ask_answers", asked)
+    answer = snapshot.memo.ask_answers.get(asked)
     if answer is None:
         language = choose_language(request, question)
         # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
         found = await run_in_threadpool(answer_for, snapshot, snapshot.base_url, question, limit, language)
-        answer = snapshot.remembered("ask_answers", asked, lambda: found, ANSWERS_KEPT)
+        answer = snapshot.memo.ask_answers.get_or_build(asked, lambda: found)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
     return cached(request, snapshot, encode(body), vary_language=True)
 
 
 def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lang: str) -> dict:
     """The body of ask.json but its envelope: the language, the answer, what to cite, the results."""
-    matches = snapshot.cache["ask_engine"].search(question, limit)
+    engine = snapshot.memo.ask_engine
+    if engine is None:
+        raise RuntimeError(f"snapshot {snapshot.version} was served without its ask engine (prepare_ask)")
+    matches = engine.search(question, limit)
     results = []
     for position, match in enumerate(matches):
         row = match.entry.row

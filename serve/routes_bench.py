@@ -29,7 +29,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from serve import params
-from serve.http_cache import streamed
+from serve.http.responses import streamed
 from serve.openapi import BENCH_COLUMNS, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
 from serve.snapshot import Snapshot
 

@@ -10,7 +10,10 @@ from starlette.routing import Route
 
 from serve import params
 from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
-from serve.http_cache import JSON, Replayed, accepts_gzip, cache_headers, cached, not_modified
+from serve.http.compression import accepts_gzip
+from serve.http.conditional import cache_headers, not_modified
+from serve.http.replay import Varies, replayed, varies_on
+from serve.http.responses import JSON, cached
 from serve.openapi import MAX_PATH_LENGTH
 from serve.problems import ProblemError
 from serve.snapshot import Snapshot
@@ -39,7 +42,6 @@ async def page(request: Request) -> Response:
     return Response(release.page(path, gzipped), media_type=JSON, headers=headers)
 
 
-CHANGE_DOCUMENTS_KEPT = 64  # per snapshot: distinct `since` values whose documents are kept
 CHANGES_SQL = (
     f"SELECT {', '.join(CHANGE_FIELDS)} FROM changes WHERE $since IS NULL OR changed_at > $since "
     "ORDER BY changed_at DESC, url"
@@ -47,14 +49,13 @@ CHANGES_SQL = (
 LATEST_CHANGE_SQL = "SELECT max(changed_at) AS latest FROM changes"
 
 
+@varies_on(Varies.QUERY | Varies.CODING)  # `since`, and gzip or not (``cached``)
 async def changes(request: Request) -> Response:
     since = params.since(request)
     raw_since = request.query_params.get("since") or None
     snapshot = request.app.state.snapshots.current
     # Crawlers poll with the same few `since` values: each document is built once per snapshot.
-    body = snapshot.remembered(
-        "change_documents", raw_since, lambda: change_document(snapshot, since, raw_since), CHANGE_DOCUMENTS_KEPT
-    )
+    body = snapshot.memo.change_documents.get_or_build(raw_since, lambda: change_document(snapshot, since, raw_since))
     return cached(request, snapshot, body)
 
 
@@ -78,5 +79,5 @@ def change_document(snapshot: Snapshot, since: dt.datetime | None, raw_since: st
 
 routes = [
     Route("/api/public/page.json", page, methods=["GET"]),
-    Route("/api/public/changes.json", Replayed(changes), methods=["GET"]),
+    replayed("/api/public/changes.json", changes, key=Varies.QUERY | Varies.CODING),
 ]

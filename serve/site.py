@@ -28,7 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from serve import charts, documents
-from serve.http_cache import cached
+from serve.http.responses import cached
 from serve.routes_ask import FALLBACK_PATH
 from serve.snapshot import Snapshot
 from warehouse.contract import PRIVATE_COLUMNS
@@ -36,7 +36,6 @@ from warehouse.contract import PRIVATE_COLUMNS
 HTML = "text/html; charset=utf-8"
 SECTIONS = ("guides", "comparisons", "reviews", "products", "journal")
 TEMPLATES_DIR = Path(__file__).with_name("templates")
-PAGES_KEPT = 20_000  # rendered pages per snapshot (one per page and language asked for)
 LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
     f"SELECT {', '.join(documents.CHANGE_FIELDS)} FROM changes ORDER BY changed_at DESC, url LIMIT 12"
 )
@@ -218,8 +217,7 @@ def language_row(snapshot: Snapshot, code: str) -> dict[str, Any] | None:
 
 def page_protocols(snapshot: Snapshot, lang: str) -> dict[str, charts.Protocol]:
     """Every protocol by slug, named in ``lang`` (worked out once per snapshot and language)."""
-    return snapshot.remembered(
-        "protocols",
+    return snapshot.memo.protocols.get_or_build(
         lang,
         lambda: {
             row["protocol_slug"]: charts.Protocol(
@@ -231,7 +229,6 @@ def page_protocols(snapshot: Snapshot, lang: str) -> dict[str, charts.Protocol]:
             )
             for row in snapshot.tables["protocols"]
         },
-        len(LABELS),
     )
 
 
@@ -405,7 +402,7 @@ def render_api_guide(snapshot: Snapshot) -> bytes:
 
 async def api_guide(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
-    body = snapshot.remembered("html", "/", lambda: render_api_guide(snapshot), PAGES_KEPT)
+    body = snapshot.memo.pages.get_or_build(("/", DEFAULT_LANGUAGE), lambda: render_api_guide(snapshot))
     return cached(request, snapshot, body, media_type=HTML, key="html:/")
 
 
@@ -441,7 +438,7 @@ async def site_page(request: Request, section: str) -> Response:
         status = 404 if lang is not None else 400
         body = render_refusal(snapshot, lang)
         return Response(body, status, media_type=HTML, headers={"Cache-Control": "no-store"})
-    body = snapshot.remembered("html", (path, lang), lambda: render_page(snapshot, path, lang), PAGES_KEPT)
+    body = snapshot.memo.pages.get_or_build((path, lang), lambda: render_page(snapshot, path, lang))
     return cached(request, snapshot, body, media_type=HTML, key=f"html:{lang}:{path}")
 
 
