@@ -37,10 +37,10 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import harness
-from benchmarks.harness import Server, edit_sheet_readings, home_layout, serving
 from benchmarks.results import machine, markdown_table, record
 from reuse_data.settings import PROJECT_ROOT
+from tests.support import harness
+from tests.support.harness import Server, edit_sheet_readings, home_layout, serving
 from warehouse.contract import PUBLISHED_TABLES
 from warehouse.manifest import ReleaseError, read_manifest, verify
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path, versions

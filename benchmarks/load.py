@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.harness import process_tree_rss
+from tests.support.harness import process_tree_rss
 
 WRK_REPORT = """
 done = function(summary, latency, requests)

@@ -41,7 +41,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import results
-from benchmarks.harness import free_port, home_environment, home_layout, process_tree_rss
 from benchmarks.pipeline_scale import (
     CLI,
     READINGS_PER_PRODUCT,
@@ -54,6 +53,7 @@ from benchmarks.results import machine, markdown_table
 from reuse_data.settings import PROJECT_ROOT
 from serve.release_files import publish_release
 from serve.routes_catalogue import FIXED_DOCUMENTS
+from tests.support.harness import free_port, home_environment, home_layout, process_tree_rss
 from warehouse.snapshots import current_version, new_version, snapshot_path
 
 # The last commit before releases: every document whole in memory (see RESULTS.md).

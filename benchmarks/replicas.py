@@ -41,11 +41,11 @@ from collections.abc import Callable
 from pathlib import Path
 
 from benchmarks import results
-from benchmarks.harness import home_layout, serving
 from benchmarks.load import Load, cpu_seconds, run_wrk, wait_until_idle
 from benchmarks.results import machine, markdown_table
 from reuse_data.settings import load_settings
 from tests.support.deployment import deployment
+from tests.support.harness import home_layout, serving
 from warehouse.snapshots import current_version, snapshot_path
 
 ROUNDS = 5

@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.harness import Server, serving  # noqa: E402
 from serve.routes_ask import FALLBACK_PATH  # noqa: E402
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
+from tests.support.harness import Server, serving  # noqa: E402
 
 PAGE_TYPES = ("product", "comparison", "guide", "review", "post")  # as the change feed names them
 PHONE_WIDTH = 390  # narrower than this, a viewport is taken to be a phone's (its pixel ratio is 3)

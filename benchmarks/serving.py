@@ -47,7 +47,6 @@ from urllib.parse import quote
 import duckdb
 
 from benchmarks import datasette_site
-from benchmarks.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
 from benchmarks.load import (
     Load,
     download_times,
@@ -61,6 +60,7 @@ from benchmarks.results import machine, markdown_table, record
 from reuse_data.settings import load_settings
 from serve.ask.evaluation import SPLITS, load_questions
 from serve.openapi import OPERATIONS
+from tests.support.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
 from warehouse.contract import MARTS_SCHEMA
 from warehouse.snapshots import current_version, snapshot_path
 

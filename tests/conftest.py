@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import home_environment
+from tests.support.harness import home_environment
 
 # Fixtures of real servers the tests start (tests/support): SeaweedFS for the object store.
 pytest_plugins = ["tests.support.seaweedfs"]

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import Server, serving
 from tests.conftest import run_cli
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
+from tests.support.harness import Server, serving
 
 BASE_URL = "http://127.0.0.1:8000"  # REUSE_DATA_BASE_URL default: what cited URLs carry
 

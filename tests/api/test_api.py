@@ -12,8 +12,8 @@ from urllib.parse import quote, urlsplit
 
 import pytest
 
-from benchmarks.harness import Server
 from tests.api.conftest import BASE_URL
+from tests.support.harness import Server
 
 ENVELOPE = ("source", "license", "usage", "generated_at", "dataset_version")
 JSON_OPERATIONS = [

@@ -7,7 +7,6 @@ from urllib.parse import quote
 
 import pytest
 
-from benchmarks.harness import Server
 from serve.ask.encoder import Encoder
 from serve.ask.engine import AskEngine
 from serve.ask.evaluation import (
@@ -27,6 +26,7 @@ from serve.ask.fusion import FusionModel
 from serve.ask.language import LANGUAGES
 from serve.snapshot import load_snapshot
 from tests.api.conftest import BASE_URL
+from tests.support.harness import Server
 from warehouse.snapshots import current_version
 
 FALLBACK = f"{BASE_URL}/guides/start-here"

@@ -25,13 +25,13 @@ import jsonschema
 import pytest
 from starlette.routing import Route
 
-from benchmarks.harness import Server
 from serve import routes_catalogue, routes_health, site
 from serve.app import create_app
 from serve.openapi import OPERATIONS, Operation
 from serve.release import RELEASES_PREFIX
 from tests.api.conftest import BASE_URL
 from tests.conftest import PROJECT_ROOT
+from tests.support.harness import Server
 
 SCORING_SEED = PROJECT_ROOT / "sql" / "seeds" / "protocol_scoring.csv"
 FORMATS = jsonschema.FormatChecker(formats=())

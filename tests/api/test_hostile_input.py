@@ -22,9 +22,9 @@ import zstandard
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchmarks.harness import Reply, Server, request_head
 from serve.openapi import BENCH_MAX_LIMIT, document
 from tests.api.conftest import BASE_URL
+from tests.support.harness import Reply, Server, request_head
 
 SCHEMA = schemathesis.openapi.from_dict(document(BASE_URL))
 EXAMPLES = 60

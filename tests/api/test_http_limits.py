@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from benchmarks.harness import Server, request_head
 from serve.http_limits import MAX_HEAD_BYTES
+from tests.support.harness import Server, request_head
 
 PATH = "/api/public/dataset.json"
 

@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import Server, copy_home, dagster_daemon, free_port, home_environment, running, serving
 from pipelines.sensors import ABANDONED_TAG
 from reuse_data.intake_cli import is_loopback, multipart_body
 from reuse_data.intake_store import IntakeStore
 from serve.snapshot import load_snapshot
 from tests.conftest import PROJECT_ROOT, run_cli
+from tests.support.harness import Server, copy_home, dagster_daemon, free_port, home_environment, running, serving
 from warehouse.snapshots import current_version
 
 HEADER = "product,protocol,sample,reading,unit,tester,date,notes\n"

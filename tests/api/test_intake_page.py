@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from benchmarks.harness import Server, copy_home, serving
 from reuse_data.intake_store import IntakeStore
 from tests.api.test_intake import TESTER, good_row, sheet
 from tests.support.browser import CHROMIUM
+from tests.support.harness import Server, copy_home, serving
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium (needs root)"

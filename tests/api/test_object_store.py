@@ -19,9 +19,9 @@ from pathlib import Path
 import obstore
 import pytest
 
-from benchmarks.harness import Server, copy_home, home_environment, home_layout, serving
 from serve.release_files import publish_release
 from tests.conftest import PROJECT_ROOT, run_cli
+from tests.support.harness import Server, copy_home, home_environment, home_layout, serving
 from tests.support.seaweedfs import SeaweedFS
 from warehouse.manifest import MANIFEST_FILE, read_manifest
 from warehouse.release_store import ReleaseStore, StoreError

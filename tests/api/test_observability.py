@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import Server, serving
+from tests.support.harness import Server, serving
 
 PRODUCTS = "/api/public/products.json"
 

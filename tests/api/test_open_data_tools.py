@@ -12,9 +12,9 @@ from types import ModuleType
 import duckdb
 import pytest
 
-from benchmarks.harness import Server
 from serve.table_descriptions import UndescribedColumn, describe_table
 from tests.api.conftest import BASE_URL
+from tests.support.harness import Server
 from warehouse.contract import DATA_DICTIONARY_TABLE, DISTRIBUTED_TABLES
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path
 

@@ -17,11 +17,11 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from benchmarks.harness import Server, copy_home, serving
 from serve.release import media_type_of
 from serve.routes_catalogue import FIXED_DOCUMENTS
 from serve.table_descriptions import croissant_format
 from tests.api.conftest import BASE_URL
+from tests.support.harness import Server, copy_home, serving
 from warehouse.contract import DISTRIBUTED_TABLES
 from warehouse.manifest import read_manifest
 from warehouse.snapshots import current_version, release_path

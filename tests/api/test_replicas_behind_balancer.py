@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import home_layout
 from tests.support.deployment import deployment
+from tests.support.harness import home_layout
 from tests.support.nginx import NGINX
 
 # The store is polled every 2 s; downloading, checking and loading the demo's release takes about 1 s (2 s

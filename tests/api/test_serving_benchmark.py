@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import copy_home, home_environment
 from reuse_data.settings import PROJECT_ROOT
+from tests.support.harness import copy_home, home_environment
 
 pytestmark = pytest.mark.skipif(
     shutil.which("wrk") is None, reason="wrk is not installed: `make setup` installs Debian's wrk"

@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import html5lib
 import pytest
 
-from benchmarks.harness import Reply, Server
 from tests.api.conftest import BASE_URL
+from tests.support.harness import Reply, Server
 
 PAGE_TYPES = ("guide", "comparison", "review", "product", "post")
 MONTHS = (

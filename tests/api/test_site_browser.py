@@ -9,10 +9,10 @@ from urllib.parse import quote
 
 import pytest
 
-from benchmarks.harness import Server
 from serve.routes_ask import FALLBACK_PATH
 from tests.api.conftest import BASE_URL
 from tests.support.browser import CHROMIUM
+from tests.support.harness import Server
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium (needs root)"

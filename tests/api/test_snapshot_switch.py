@@ -22,12 +22,12 @@ from urllib.parse import quote
 import duckdb
 import pytest
 
-from benchmarks.harness import Reply, Server, copy_home, serving
 from serve.ask.engine import MissingTables
 from serve.problems import ProblemError
 from serve.release_files import publish_release
 from serve.routes_ask import prepare_ask
 from serve.snapshot import SnapshotHolder
+from tests.support.harness import Reply, Server, copy_home, serving
 from warehouse.manifest import MANIFEST_FILE, read_manifest, write_manifest
 from warehouse.snapshots import SNAPSHOT_FILE, SnapshotError, current_version, new_version, release_path, rollback
 

@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import Server, copy_home, inflate_bench, serving
 from benchmarks.load import peak_rss_growth
 from serve.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
 from serve.release_files import publish_release
 from serve.routes_bench import MAX_PAGE_ROWS, SEND_BYTES
+from tests.support.harness import Server, copy_home, inflate_bench, serving
 
 COPIES = 120
 CLIENTS = 20

@@ -12,8 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmarks.harness import home_environment
 from reuse_data.settings import PROJECT_ROOT
+from tests.support.harness import home_environment
 
 NUMBER = r"[\d.]+"
 

@@ -19,8 +19,8 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance
 
-from benchmarks.harness import home_environment, home_layout
 from tests.conftest import PROJECT_ROOT
+from tests.support.harness import home_environment, home_layout
 from warehouse.snapshots import versions
 
 WAITING = "is already running; waiting for it to finish"

@@ -21,7 +21,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks.harness import Server, free_port, home_environment, running
+from tests.support.harness import Server, free_port, home_environment, running
 from tests.support.hosts import Host, HostsUnavailable, private_hosts
 from tests.support.nginx import balancer
 from tests.support.seaweedfs import SeaweedFS

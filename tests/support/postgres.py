@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks.harness import free_port
+from tests.support.harness import free_port
 
 POSTGRES_BIN = Path("/usr/lib/postgresql/15/bin")
 OS_USER = "postgres"  # who runs the server when the tests run as root

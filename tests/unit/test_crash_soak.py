@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from benchmarks.crash_soak import Round, check_snapshot, leftovers, phase_of, summary
-from benchmarks.harness import home_layout
+from tests.support.harness import home_layout
 from tests.unit.test_snapshots import make_build_warehouse
 from warehouse.snapshots import CURRENT_FILE, publish
 

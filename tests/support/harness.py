@@ -1,4 +1,4 @@
-"""Real servers on loopback and bigger snapshots: what the benchmarks and the API tests share.
+"""Real servers on loopback and bigger snapshots: what the tests share (and the benchmarks reuse).
 
 ``serving`` runs `reuse-data serve` (or `intake`) over a home on a free port; ``Server`` talks
 to it with the standard library only; ``copy_home`` and ``inflate_bench`` make a second home
