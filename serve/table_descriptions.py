@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import duckdb
+from duckdb.sqltypes import DuckDBPyType
 
 from serve.release import media_type_of
 from warehouse.contract import DATA_DICTIONARY_TABLE
@@ -91,7 +92,7 @@ class UndescribedColumn(ValueError):
 @dataclass(frozen=True)
 class Column:
     name: str
-    type: duckdb.sqltype.DuckDBPyType
+    type: DuckDBPyType
     description: str
     references: tuple[str, str] | None  # (table, column) a tested relationship points it at
 
@@ -137,12 +138,12 @@ def describe_table(connection: duckdb.DuckDBPyConnection, table: str, select: st
     return DescribedTable(table, table_description, tuple(columns), keys[0] if keys else None, row_count)
 
 
-def _type_id(column_type: duckdb.sqltype.DuckDBPyType) -> str:
+def _type_id(column_type: DuckDBPyType) -> str:
     return column_type.id.lower()
 
 
 def _croissant_field(
-    record_set: str, name: str, column_type: duckdb.sqltype.DuckDBPyType, description: str, source: dict[str, Any]
+    record_set: str, name: str, column_type: DuckDBPyType, description: str, source: dict[str, Any]
 ) -> dict[str, Any]:
     """A Croissant field for a column (or a member of a struct column): a list is a repeated field
     of its items, a struct a field of sub-fields read by JSON path from the column."""
@@ -198,7 +199,7 @@ def croissant_format(path: str) -> str:
     return CROISSANT_FORMATS.get(os.path.splitext(path)[1], media_type_of(path).split(";")[0])
 
 
-def frictionless_type(column_type: duckdb.sqltype.DuckDBPyType) -> str:
+def frictionless_type(column_type: DuckDBPyType) -> str:
     """The Table Schema type of a column. A list is ``any``: frictionless reads a Parquet list as
     an array object its ``array`` type refuses (it takes JSON text or a Python list), so the
     package would not validate against its own files; Croissant's record sets give the item type."""
