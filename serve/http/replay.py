@@ -6,12 +6,13 @@ depends on the language, replayed by path and query alone, would go out in the f
 language to everyone. So the answer's dependencies are declared (``varies_on``, next to the
 handler's code), the key is declared at the route (``replayed``), and a route whose key misses
 one of them is refused when it is defined; an answer whose Vary header names a request header
-the key does not hold is refused when it is first made.
+the key does not hold is sent but never kept, and the log says why.
 """
 
 from __future__ import annotations
 
 import enum
+import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import TypeVar
@@ -24,6 +25,7 @@ from starlette.types import Receive, Scope, Send
 from serve.http.compression import gzip_accepted
 from serve.http.conditional import REVALIDATION_HEADERS, etag_matches
 
+logger = logging.getLogger(__name__)
 Handler = Callable[[Request], Awaitable[Response]]
 H = TypeVar("H", bound=Handler)
 # (path, query string, whether gzip is accepted, Accept-Language): the parts not keyed are None.
@@ -142,11 +144,16 @@ class Replayed:
         ):
             varies = vary_header_parts(response.headers.get("vary", ""))
             if varies is None or varies & ~self.key:
-                raise RuntimeError(
-                    f"The replayed route {self.route} keys its answers on the path and {described(self.key)}, "
-                    f"but its answer says Vary: {response.headers.get('vary')}: it is not kept; key what it "
-                    f"varies on and declare it with @varies_on on {self.__name__}."
+                # The client still gets its own, right answer; only keeping it would be wrong.
+                logger.error(
+                    "The replayed route %s keys its answers on the path and %s, but its answer says Vary: %s: "
+                    "it is not kept; key what it varies on and declare it with @varies_on on %s.",
+                    self.route,
+                    described(self.key),
+                    response.headers.get("vary"),
+                    self.__name__,
                 )
+                return response
             headers = list(response.raw_headers)
             revalidation = [(name, value) for name, value in headers if name in REVALIDATION_HEADERS]
             answer = KeptAnswer(response.body, headers, response.headers["etag"], revalidation)
