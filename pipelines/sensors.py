@@ -34,10 +34,10 @@ from dagster import (
     sensor,
 )
 
+from intake.store import IntakeStore
 from pipelines.assets.dbt import warehouse_built_from_project
 from pipelines.resources import SettingsResource
 from pipelines.schedules import build_and_publish
-from reuse_data.intake_store import IntakeStore
 from reuse_data.settings import Settings
 from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA
 

@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from reuse_data.intake_cli import add_intake_commands
+from intake.cli import add_intake_commands
 from reuse_data.settings import DEFAULT_BASE_URL, PROJECT_ROOT, SettingsError, load_settings
 
 EPILOG = f"""\
@@ -183,7 +183,7 @@ def command_demo_generate(args: argparse.Namespace) -> int:
 def command_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from serve.http_limits import BOUNDED_HTTP
+    from reuse_data.http_limits import BOUNDED_HTTP
     from warehouse.snapshots import current_version
 
     if args.workers < 1:

@@ -13,13 +13,14 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
+from reuse_data.problem_details import ProblemError, handle_problem, handle_unexpected
 from reuse_data.settings import Settings, load_settings
 from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
 from serve.access_log import AccessLog
 from serve.http.cors import Preflight
 from serve.metrics import ServiceMetrics
 from serve.observe import Observe
-from serve.problems import ProblemError, handle_http_exception, handle_problem, handle_unexpected
+from serve.problems import handle_http_exception
 from serve.routing import IndexedRouter
 from serve.snapshot import Snapshot, SnapshotHolder
 

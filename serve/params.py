@@ -7,8 +7,8 @@ import re
 
 from starlette.requests import Request
 
+from reuse_data.problem_details import ProblemError
 from serve.openapi import BLANK_CHARACTERS, MAX_FILTER_LENGTH
-from serve.problems import ProblemError
 
 # Longer than any limit can be: digits beyond this are clamped without being converted.
 _LIMIT_DIGITS = 9

@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from reuse_data.problem_details import ProblemError
 from serve import params
 from serve.ask.encoder import Encoder
 from serve.ask.engine import AskEngine
@@ -16,7 +17,6 @@ from serve.ask.language import LANGUAGES, negotiate
 from serve.documents import USAGE, encode, envelope
 from serve.http.responses import cached
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, MAX_Q_LENGTH
-from serve.problems import ProblemError
 from serve.snapshot import Snapshot
 
 FALLBACK_PATH = "/guides/start-here"

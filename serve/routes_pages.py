@@ -8,6 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from reuse_data.problem_details import ProblemError
 from serve import params
 from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
 from serve.http.compression import accepts_gzip
@@ -15,7 +16,6 @@ from serve.http.conditional import cache_headers, not_modified
 from serve.http.replay import Varies, replayed, varies_on
 from serve.http.responses import JSON, cached
 from serve.openapi import MAX_PATH_LENGTH
-from serve.problems import ProblemError
 from serve.snapshot import Snapshot
 
 

@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import duckdb
 
+from reuse_data.problem_details import ProblemError
 from serve.ask.language import LANGUAGES
-from serve.problems import ProblemError
 from serve.release import Release
 from warehouse.contract import PRIVATE_COLUMNS
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path

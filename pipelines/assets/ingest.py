@@ -10,6 +10,7 @@ import datetime as dt
 import polars as pl
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Failure, MaterializeResult, MetadataValue, asset
 
+from intake.store import IntakeStore
 from pipelines.resources import InputsResource, SettingsResource, WarehouseResource
 from reuse_data.bench_sheets import SHEET_SUFFIXES, SheetError
 from reuse_data.editorial_export import (
@@ -21,7 +22,6 @@ from reuse_data.editorial_export import (
     read_export_table,
 )
 from reuse_data.input_problems import InputProblems
-from reuse_data.intake_store import IntakeStore
 from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA, SheetSource, folder_sources, load_bench_sheets
 
 

@@ -4,8 +4,8 @@ import hashlib
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
+from intake.store import IntakeStore
 from pipelines.resources import SettingsResource, WarehouseResource
-from reuse_data.intake_store import IntakeStore
 from serve.release_files import publish_release
 from warehouse.contract import MARTS_SCHEMA, PUBLISHED_TABLES
 from warehouse.release_store import ReleaseStore

@@ -18,9 +18,9 @@ from pathlib import Path
 
 import pytest
 
+from intake.cli import is_loopback, multipart_body
+from intake.store import IntakeStore
 from pipelines.sensors import ABANDONED_TAG
-from reuse_data.intake_cli import is_loopback, multipart_body
-from reuse_data.intake_store import IntakeStore
 from serve.snapshot import load_snapshot
 from tests.conftest import PROJECT_ROOT, run_cli
 from tests.support.harness import Server, copy_home, dagster_daemon, free_port, home_environment, running, serving

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
-from reuse_data.intake_store import IntakeStore
+from intake.store import IntakeStore
 from tests.api.test_intake import TESTER, good_row, sheet
 from tests.support.browser import CHROMIUM
 from tests.support.harness import Server, copy_home, serving

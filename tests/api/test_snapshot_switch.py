@@ -22,8 +22,8 @@ from urllib.parse import quote
 import duckdb
 import pytest
 
+from reuse_data.problem_details import ProblemError
 from serve.ask.engine import MissingTables
-from serve.problems import ProblemError
 from serve.release_files import publish_release
 from serve.routes_ask import prepare_ask
 from serve.snapshot import SnapshotHolder

@@ -29,9 +29,9 @@ from urllib.parse import urlsplit
 import pytest
 from dagster import AssetKey, DagsterEventType, DagsterInstance, DagsterRunStatus, RunsFilter
 
+from intake.store import IntakeStore
 from pipelines.build import DAGSTER_POSTGRES_URL_VARIABLE
 from pipelines.build_lock import BuildHolder, one_build_at_a_time
-from reuse_data.intake_store import IntakeStore
 from tests.api.test_intake import TESTER, good_row, sheet, upload
 from tests.conftest import PROJECT_ROOT
 from tests.support.harness import dagster_daemon, home_environment, home_layout, serving

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from intake.store import TOKEN_PREFIX, IntakeError, IntakeStore
 from reuse_data.cli import build_parser
-from reuse_data.intake_store import TOKEN_PREFIX, IntakeError, IntakeStore
 
 
 def test_tokens_carry_the_prefix_and_authenticate(tmp_path: Path):

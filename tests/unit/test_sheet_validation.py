@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from intake.sheet_validation import Protocol, Reference, read_conversions, validate_sheet
 from reuse_data.bench_sheets import SheetError
-from reuse_data.sheet_validation import Protocol, Reference, read_conversions, validate_sheet
 
 REFERENCE = Reference(
     product_categories={"steel-flask": "drinkware", "canvas-tote": "bags"},

@@ -3,10 +3,10 @@
     POST /api/intake/bench-sheets       multipart field ``file`` (CSV or XLSX); bearer token
     GET  /api/intake/receipts           the caller's receipts, newest first
     GET  /api/intake/receipts/{id}      one receipt (only the caller's own: 403 otherwise)
-    GET  /                              the upload page for people (serve/intake_page.html)
+    GET  /                              the upload page for people (intake/page.html)
 
 A sheet is checked row by row against the published snapshot's reference data
-(``reuse_data.sheet_validation``). Any bad row rejects it whole (422, every problem with
+(``intake.sheet_validation``). Any bad row rejects it whole (422, every problem with
 its row and column); nothing of it is kept. An accepted sheet is archived as received,
 gets a receipt (201), and waits for the pipeline's sensor to ingest and publish it. The
 same bytes again get the same receipt (200) and are not ingested twice; from another tester
@@ -34,17 +34,16 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from intake.sheet_validation import Reference, validate_sheet
+from intake.store import IntakeStore, Receipt
 from reuse_data.bench_sheets import SheetError
-from reuse_data.intake_store import IntakeStore, Receipt
+from reuse_data.problem_details import ProblemError, handle_problem, handle_unexpected, problem_response
 from reuse_data.settings import Settings, load_settings
-from reuse_data.sheet_validation import Reference, validate_sheet
-from serve.problems import ProblemError, handle_problem, handle_unexpected, problem_response
-from serve.snapshot import read_tables
-from warehouse.snapshots import current_version, snapshot_path
+from warehouse.snapshots import current_version, open_snapshot, snapshot_path
 
 logger = logging.getLogger("uvicorn.error")
 
-PAGE = Path(__file__).with_name("intake_page.html")
+PAGE = Path(__file__).with_name("page.html")
 MULTIPART_OVERHEAD = 16 * 1024  # boundaries and part headers around the file
 ZIP_MAGIC = b"PK\x03\x04"  # an XLSX workbook is a zip archive
 
@@ -127,6 +126,17 @@ REFERENCE_QUERIES = {
 }
 
 
+def reference_tables(snapshot_file: Path) -> dict[str, list[dict[str, object]]]:
+    """The rows of each reference query, read from the published snapshot file (read-only)."""
+    with open_snapshot(snapshot_file) as connection:
+        tables = {}
+        for name, sql in REFERENCE_QUERIES.items():
+            cursor = connection.execute(sql)
+            columns = [column[0] for column in cursor.description]
+            tables[name] = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
+        return tables
+
+
 def reference_data(request: Request) -> Reference:
     """The reference of the current published snapshot (read again when a new one is published)."""
     store = request.app.state.settings.snapshots_dir
@@ -135,7 +145,7 @@ def reference_data(request: Request) -> Reference:
         raise ProblemError(503, "No published snapshot to check sheets against yet: run `reuse-data build`.")
     cached = request.app.state.reference
     if cached is None or cached[0] != version:
-        cached = (version, Reference.from_tables(read_tables(snapshot_path(store, version), REFERENCE_QUERIES)))
+        cached = (version, Reference.from_tables(reference_tables(snapshot_path(store, version))))
         request.app.state.reference = cached
     return cached[1]
 

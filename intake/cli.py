@@ -19,7 +19,7 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
-from reuse_data.intake_store import IntakeError, IntakeStore
+from intake.store import IntakeError, IntakeStore
 from reuse_data.settings import load_settings
 
 DEFAULT_INTAKE_URL = "http://127.0.0.1:8001"
@@ -42,7 +42,7 @@ def is_loopback(host: str) -> bool:
 def command_intake(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from serve.http_limits import BOUNDED_HTTP
+    from reuse_data.http_limits import BOUNDED_HTTP
 
     if not is_loopback(args.host) and not args.allow_public:
         _print(
@@ -55,7 +55,7 @@ def command_intake(args: argparse.Namespace) -> int:
     settings.ensure_dirs()
     _print(f"tester intake on http://{args.host}:{args.port}/ (state in {settings.home / 'intake'}; Ctrl+C stops)")
     uvicorn.run(
-        "serve.intake:create_intake_app",
+        "intake.app:create_intake_app",
         factory=True,
         host=args.host,
         port=args.port,
