@@ -25,6 +25,9 @@ from reuse_data.settings import Settings, load_settings
 TERMINATE_TO_STOP = "terminate this run in the Dagster UI to stop"
 
 
+PATH_FIELDS = ("home", "inputs", "embedding_cache")  # of SettingsResource: Paths in Settings
+
+
 class SettingsResource(ConfigurableResource):
     """The settings the assets and sensors act on: where the home and inputs are, the public base
     URL, the object store a publish uploads to, how long builds may wait or stay silent."""
@@ -38,26 +41,15 @@ class SettingsResource(ConfigurableResource):
 
     @classmethod
     def of(cls, settings: Settings) -> SettingsResource:
-        return cls(
-            home=str(settings.home),
-            inputs=str(settings.inputs),
-            base_url=settings.base_url,
-            embedding_cache=str(settings.embedding_cache),
-            publish_to=settings.publish_to,
-            stale_build_seconds=settings.stale_build_seconds,
-        )
+        """The resource of ``settings``: its fields by name, paths as text (what Dagster's config holds)."""
+        values = {name: getattr(settings, name) for name in cls.model_fields}
+        return cls(**{name: str(value) if isinstance(value, Path) else value for name, value in values.items()})
 
     @property
     def settings(self) -> Settings:
         """As ``Settings``, with the paths derived from the home (warehouse, snapshots, dbt target)."""
-        return Settings(
-            home=Path(self.home),
-            inputs=Path(self.inputs),
-            base_url=self.base_url,
-            embedding_cache=Path(self.embedding_cache),
-            publish_to=self.publish_to,
-            stale_build_seconds=self.stale_build_seconds,
-        )
+        values = {name: getattr(self, name) for name in type(self).model_fields}
+        return Settings(**{name: Path(values[name]) if name in PATH_FIELDS else values[name] for name in values})
 
 
 class WarehouseResource(ConfigurableResource):
