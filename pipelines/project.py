@@ -8,7 +8,6 @@ them (`reuse-data build`, `dagster dev`, or the daemon's code server on a fresh 
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -16,7 +15,7 @@ from pathlib import Path
 
 from dagster_dbt import DbtProject
 
-from reuse_data.settings import PROJECT_ROOT, Settings, load_settings
+from reuse_data.settings import PROJECT_ROOT, load_settings
 
 settings = load_settings()
 # profiles.yml reads the warehouse path from the environment, so dbt and Dagster agree.
@@ -27,17 +26,10 @@ if _interpreter_bin not in os.environ.get("PATH", "").split(os.pathsep):
     os.environ["PATH"] = _interpreter_bin + os.pathsep + os.environ.get("PATH", "")
 
 
-def dbt_vars(settings: Settings) -> list[str]:
-    """The dbt variables the settings decide (the base URL every URL is made on), as arguments of
-    every dbt invocation: the same for the parse and each build, so a build's dbt parses only what
-    changed since the last one."""
-    return ["--vars", json.dumps({"base_url": settings.base_url})]
-
-
 dbt_project = DbtProject(
     project_dir=PROJECT_ROOT / "sql",
     target_path=settings.dbt_target_dir,
-    prepare_project_cli_args=["parse", "--quiet", *dbt_vars(settings)],
+    prepare_project_cli_args=["parse", "--quiet", *settings.dbt_vars],
 )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,6 +58,13 @@ class Settings:
     serve_from: str | None = None
     access_log: bool = True
     metrics: bool = True
+
+    @property
+    def dbt_vars(self) -> list[str]:
+        """The dbt variables these settings decide (the base URL every URL is made on), as arguments
+        of every dbt invocation: the same for the parse and each build, so that a build's dbt parses
+        only what changed since the last one."""
+        return ["--vars", json.dumps({"base_url": self.base_url})]
 
     @property
     def warehouse_path(self) -> Path:

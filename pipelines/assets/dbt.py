@@ -9,7 +9,7 @@ from dagster import AssetExecutionContext, AssetKey
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
 from pipelines.assets.ingest import RAW_SCHEMA
-from pipelines.project import dbt_project, dbt_vars, project_fingerprint
+from pipelines.project import dbt_project, project_fingerprint
 from pipelines.resources import SettingsResource, WarehouseResource
 from reuse_data.settings import Settings
 
@@ -101,7 +101,7 @@ def dbt_models(
     # the project is edited while it runs.
     fingerprint = project_fingerprint(dbt_project.project_dir)
     paths = settings.settings
-    args = ["build", *dbt_vars(paths)]
+    args = ["build", *paths.dbt_vars]
     if recorded_project_fingerprint(paths) != fingerprint:
         context.log.info("the dbt project changed since the warehouse was last built: full refresh")
         args.append("--full-refresh")
