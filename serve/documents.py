@@ -23,7 +23,6 @@ from serve.openapi import CC_BY_URL, OPERATIONS
 from serve.release import media_type_of
 from serve.snapshot import Snapshot
 from serve.table_descriptions import DescribedTable
-from warehouse.contract import PRIVATE_COLUMNS
 
 JSON_COLUMNS = {"specs", "variants", "editorial_scores"}
 
@@ -99,9 +98,9 @@ class Collection:
     key: str
     table: str
 
-    @property
-    def drop(self) -> tuple[str, ...]:
-        return PRIVATE_COLUMNS.get(self.table, ())
+    def drop(self, snapshot: Snapshot) -> tuple[str, ...]:
+        """The columns its items leave out: the table's private ones, as the data dictionary says."""
+        return snapshot.private_columns.get(self.table, ())
 
 
 COLLECTIONS: dict[str, Collection] = {  # by URL path
@@ -118,7 +117,7 @@ def write_collection(out: BinaryIO, snapshot: Snapshot, collection: Collection) 
     out.write(orjson.dumps(head)[:-1] + b',"' + collection.key.encode() + b'":[')
     for number, row in enumerate(snapshot.stream(collection.table)):
         out.write(b"," if number else b"")
-        out.write(orjson.dumps(record(row, collection.drop)))
+        out.write(orjson.dumps(record(row, collection.drop(snapshot))))
     out.write(b"]}")
 
 

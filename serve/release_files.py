@@ -43,7 +43,7 @@ from serve.release import (
 )
 from serve.site import SECTIONS
 from serve.snapshot import Snapshot, read_snapshot
-from warehouse.contract import DISTRIBUTED_TABLES, PRIVATE_COLUMNS, STORED_ORDER
+from warehouse.contract import DISTRIBUTED_TABLES, STORED_ORDER
 from warehouse.snapshots import SnapshotInfo, publish, sql_string
 
 COMPRESS_MINIMUM_BYTES = 1024  # smaller files go as they are: compressing them saves next to nothing
@@ -127,9 +127,12 @@ def write_distributions(
     written: list[tuple[str, str, str | None]] = []  # (path, what it holds, its table)
     tables: dict[str, table_descriptions.DescribedTable] = {}
     for table in DISTRIBUTED_TABLES:
-        columns = ", ".join(f'"{c}"' for c in BENCH_COLUMNS) if table == "bench_measurements" else "*"
-        hidden = PRIVATE_COLUMNS.get(table, ())
-        select = f'SELECT {columns}{" EXCLUDE (" + ", ".join(hidden) + ")" if hidden else ""} FROM "{table}"'
+        columns = (
+            ", ".join(f'"{c}"' for c in BENCH_COLUMNS)
+            if table == "bench_measurements"
+            else snapshot.public_columns(table)
+        )
+        select = f'SELECT {columns} FROM "{table}"'
         tables[table] = table_descriptions.describe_table(snapshot.connection, table, select)
         if table in STORED_ORDER:
             select += f" ORDER BY {STORED_ORDER[table]}"

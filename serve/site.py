@@ -31,7 +31,6 @@ from serve import charts, documents
 from serve.http.responses import cached
 from serve.routes_ask import FALLBACK_PATH
 from serve.snapshot import Snapshot
-from warehouse.contract import PRIVATE_COLUMNS
 
 HTML = "text/html; charset=utf-8"
 SECTIONS = ("guides", "comparisons", "reviews", "products", "journal")
@@ -39,7 +38,6 @@ TEMPLATES_DIR = Path(__file__).with_name("templates")
 LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
     f"SELECT {', '.join(documents.CHANGE_FIELDS)} FROM changes ORDER BY changed_at DESC, url LIMIT 12"
 )
-PRODUCT_SQL = f"SELECT * EXCLUDE ({', '.join(PRIVATE_COLUMNS['products'])}) FROM products WHERE product_slug = ?"
 TESTERS_SQL = (  # who took the accepted readings of a page's products, first tested first
     "SELECT tester FROM bench_measurements WHERE list_contains(?, product_slug) AND status = 'measured'"
     " AND tester IS NOT NULL GROUP BY tester ORDER BY min(tested_on), tester"
@@ -275,7 +273,7 @@ def bench_figures(
 
 def product_record(snapshot: Snapshot, slug: str) -> dict[str, Any] | None:
     """The product record of ``slug`` as products.json lists it, or None."""
-    rows = snapshot.query(PRODUCT_SQL, [slug])
+    rows = snapshot.query(f"SELECT {snapshot.public_columns('products')} FROM products WHERE product_slug = ?", [slug])
     return documents.record(rows[0]) if rows else None
 
 

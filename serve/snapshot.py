@@ -22,7 +22,7 @@ import duckdb
 from reuse_data.problem_details import ProblemError
 from serve.ask.language import LANGUAGES
 from serve.release import Release
-from warehouse.contract import PRIVATE_COLUMNS
+from warehouse.contract import DATA_DICTIONARY_TABLE
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 
 if TYPE_CHECKING:
@@ -130,6 +130,8 @@ class Snapshot:
     tables: dict[str, list[dict[str, Any]]]
     connection: duckdb.DuckDBPyConnection
     release: Release | None = None
+    # Per table, the columns the data dictionary marks private (bookkeeping no client is shown).
+    private_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
     memo: SnapshotMemo = field(default_factory=SnapshotMemo)
 
     @property
@@ -146,6 +148,11 @@ class Snapshot:
         if self.release is None:
             raise RuntimeError(f"snapshot {self.version} is being published: it has no release files yet")
         return self.release
+
+    def public_columns(self, table: str) -> str:
+        """The select list of ``table`` as clients see it: every column but its private ones."""
+        hidden = self.private_columns.get(table, ())
+        return f"* EXCLUDE ({', '.join(hidden)})" if hidden else "*"
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
         """A cursor of its own for one request (DuckDB connections are not shared across threads)."""
@@ -183,8 +190,7 @@ class Snapshot:
 # the large ones a batch at a time; a server and publish keep only ``SERVED_TABLES`` in memory
 # (small: they grow with the editorial library, not with the catalogue).
 TABLE_QUERIES = {
-    "products": f"SELECT * EXCLUDE ({', '.join(PRIVATE_COLUMNS['products'])}) FROM products "
-    "ORDER BY category_slug, product_slug",
+    "products": "SELECT * FROM products ORDER BY category_slug, product_slug",
     "recommendations": "SELECT * FROM recommendations ORDER BY position",
     "answers": "SELECT * FROM answers ORDER BY position",
     "content": "SELECT * FROM content ORDER BY section, slug",
@@ -210,6 +216,10 @@ SERVED_TABLES = (
     "dataset_statistics",
 )
 SNAPSHOT_INFO_QUERY = "SELECT version, published_at, base_url FROM snapshot_info"
+PRIVATE_COLUMNS_QUERY = (
+    "SELECT table_name, list(column_name ORDER BY column_position) AS columns "
+    f"FROM {DATA_DICTIONARY_TABLE} WHERE NOT is_public GROUP BY table_name"
+)
 
 
 def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snapshot:
@@ -220,6 +230,7 @@ def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snaps
     try:
         info = rows_of(connection, SNAPSHOT_INFO_QUERY)[0]
         records = {name: rows_of(connection, TABLE_QUERIES[name]) for name in tables}
+        private = {row["table_name"]: tuple(row["columns"]) for row in rows_of(connection, PRIVATE_COLUMNS_QUERY)}
     except BaseException:
         connection.close()
         raise
@@ -231,6 +242,7 @@ def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snaps
         tables=records,
         connection=connection,
         release=release,
+        private_columns=private,
     )
 
 

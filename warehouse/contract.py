@@ -43,16 +43,11 @@ PUBLISHED_TABLES: tuple[str, ...] = (
 )
 
 # The tables a release offers whole as distributions (the ask engine's index is its own; the data
-# dictionary describes the distributions rather than being one), and the columns of them that
-# are bookkeeping, never published.
+# dictionary describes the distributions rather than being one). Which of their columns are
+# bookkeeping, never shown, the dictionary says (``meta: {public: false}`` in dbt's schema.yml).
 DISTRIBUTED_TABLES: tuple[str, ...] = tuple(
     t for t in PUBLISHED_TABLES if t not in (*ASK_TABLES, DATA_DICTIONARY_TABLE)
 )
-PRIVATE_COLUMNS: dict[str, tuple[str, ...]] = {
-    "products": ("record_hash",),
-    "recommendations": ("position",),
-    "answers": ("position",),
-}
 
 # Marts the publish checks read but do not copy into the snapshot.
 CHECKED_TABLES: tuple[str, ...] = (ASK_TEXTS_TABLE,)
