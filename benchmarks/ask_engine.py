@@ -57,9 +57,9 @@ from serve.ask.fusion import MODEL_PATH, FusionModel  # noqa: E402
 from serve.ask.index import AskIndex  # noqa: E402
 from serve.ask.language import LANGUAGES  # noqa: E402
 from serve.ask.stored_index import index_tables  # noqa: E402
-from serve.snapshot import TABLE_QUERIES, Snapshot, load_snapshot, read_tables  # noqa: E402
+from serve.snapshot import TABLE_QUERIES, Snapshot, load_snapshot  # noqa: E402
 from warehouse.contract import ASK_VECTORS_TABLE  # noqa: E402
-from warehouse.snapshots import current_version  # noqa: E402
+from warehouse.snapshots import current_version, read_tables  # noqa: E402
 
 SYLLABLES = ("ka", "lo", "mer", "vin", "tor", "sa", "qui", "dra", "nel", "bo", "zu", "fen", "ri", "hal", "pe")
 

@@ -39,7 +39,7 @@ from intake.store import IntakeStore, Receipt
 from reuse_data.bench_sheets import SheetError
 from reuse_data.problem_details import ProblemError, handle_problem, handle_unexpected, problem_response
 from reuse_data.settings import Settings, load_settings
-from warehouse.snapshots import current_version, open_snapshot, snapshot_path
+from warehouse.snapshots import current_version, read_tables, snapshot_path
 
 logger = logging.getLogger("uvicorn.error")
 
@@ -126,17 +126,6 @@ REFERENCE_QUERIES = {
 }
 
 
-def reference_tables(snapshot_file: Path) -> dict[str, list[dict[str, object]]]:
-    """The rows of each reference query, read from the published snapshot file (read-only)."""
-    with open_snapshot(snapshot_file) as connection:
-        tables = {}
-        for name, sql in REFERENCE_QUERIES.items():
-            cursor = connection.execute(sql)
-            columns = [column[0] for column in cursor.description]
-            tables[name] = [dict(zip(columns, row, strict=True)) for row in cursor.fetchall()]
-        return tables
-
-
 def reference_data(request: Request) -> Reference:
     """The reference of the current published snapshot (read again when a new one is published)."""
     store = request.app.state.settings.snapshots_dir
@@ -145,7 +134,7 @@ def reference_data(request: Request) -> Reference:
         raise ProblemError(503, "No published snapshot to check sheets against yet: run `reuse-data build`.")
     cached = request.app.state.reference
     if cached is None or cached[0] != version:
-        cached = (version, Reference.from_tables(reference_tables(snapshot_path(store, version))))
+        cached = (version, Reference.from_tables(read_tables(snapshot_path(store, version), REFERENCE_QUERIES)))
         request.app.state.reference = cached
     return cached[1]
 

@@ -23,7 +23,7 @@ from reuse_data.problem_details import ProblemError
 from serve.ask.language import LANGUAGES
 from serve.release import Release
 from warehouse.contract import DATA_DICTIONARY_TABLE
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path
+from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path, rows_of
 
 if TYPE_CHECKING:
     from serve.ask.engine import AskEngine
@@ -47,21 +47,6 @@ RESPONSES_KEPT = 4096  # distinct (path, query, encoding) answers replayed
 CHANGE_DOCUMENTS_KEPT = 64  # distinct `since` values whose changes.json documents are kept
 PROTOCOL_NAMINGS_KEPT = len(LANGUAGES)  # the protocols named in each language a page is rendered in
 ASK_ANSWERS_KEPT = 1024  # distinct questions (with limit, lang and Accept-Language) kept answered
-
-
-def rows_of(
-    connection: duckdb.DuckDBPyConnection, sql: str, parameters: list[Any] | dict[str, Any] | None = None
-) -> list[dict[str, Any]]:
-    """The rows of ``sql`` as dicts by column name."""
-    cursor = connection.execute(sql, parameters or [])
-    names = [d[0] for d in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
-def read_tables(path: Path, queries: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
-    """{name: rows as dicts} of each query, run on the snapshot file at ``path`` (read-only)."""
-    with open_snapshot(path) as connection:
-        return {name: rows_of(connection, sql) for name, sql in queries.items()}
 
 
 class BoundedMemo(Generic[K, V]):

@@ -20,6 +20,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
@@ -165,6 +166,21 @@ def open_snapshot(path: Path) -> Iterator[duckdb.DuckDBPyConnection]:
         yield connection
     finally:
         connection.close()
+
+
+def rows_of(
+    connection: duckdb.DuckDBPyConnection, sql: str, parameters: list[Any] | dict[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """The rows of ``sql`` as dicts by column name."""
+    cursor = connection.execute(sql, parameters or [])
+    names = [d[0] for d in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+
+
+def read_tables(path: Path, queries: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """{name: rows as dicts} of each query, run on the snapshot file at ``path`` (read-only)."""
+    with open_snapshot(path) as connection:
+        return {name: rows_of(connection, sql) for name, sql in queries.items()}
 
 
 def sql_string(text: str) -> str:

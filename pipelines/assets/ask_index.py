@@ -12,8 +12,9 @@ from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResul
 from pipelines.resources import WarehouseResource
 from serve.ask.index import AskIndex
 from serve.ask.stored_index import index_tables
-from serve.snapshot import TABLE_QUERIES, rows_of
+from serve.snapshot import TABLE_QUERIES
 from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, MARTS_SCHEMA
+from warehouse.snapshots import rows_of
 
 SOURCES = ("recommendations", "answers", "categories")
 DESCRIPTIONS = {
