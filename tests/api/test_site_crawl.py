@@ -10,7 +10,6 @@ import contextlib
 import http.client
 import re
 import threading
-import time
 import xml.etree.ElementTree as ET
 from collections import defaultdict
 from collections.abc import Callable
@@ -29,7 +28,6 @@ from tests.support.harness import Server
 
 SEEDS = ("/", "/robots.txt", "/sitemap.xml", "/llms.txt")  # where crawlers and answer engines start
 CRAWL_THREADS = 4  # one server worker on two cores: more clients only queue
-CRAWL_BUDGET_SECONDS = 60
 BODY_KEPT_BYTES = 256 * 1024  # a bigger body we do not parse is not downloaded: the connection is dropped
 MAX_REDIRECTS = 10
 TEXT_FILES_WITH_LINKS = ("/robots.txt", "/llms.txt")
@@ -157,7 +155,6 @@ class Crawl:
     fetched: dict[str, Fetched] = field(default_factory=dict)
     linked_from: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
     malformed_external: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
-    seconds: float = 0.0
 
     def internal_target(self, page: str, link: str) -> str | None:
         """The path and query ``link`` (as written on ``page``) asks this server for, or None when it
@@ -215,7 +212,6 @@ def crawl_site(server: Server) -> Crawl:
     """Breadth first from the seeds, each internal address fetched once, a level at a time on a few threads."""
     crawl = Crawl(origin=f"http://{server.host}:{server.port}")
     fetcher = Fetcher(server)
-    started = time.perf_counter()
     frontier = list(SEEDS)
     with ThreadPoolExecutor(CRAWL_THREADS) as pool, contextlib.closing(fetcher):
         while frontier:
@@ -230,7 +226,6 @@ def crawl_site(server: Server) -> Crawl:
                         if target not in crawl.fetched:
                             discovered[target] = None
             frontier = list(discovered)
-    crawl.seconds = time.perf_counter() - started
     return crawl
 
 
@@ -260,8 +255,3 @@ def test_the_crawl_reaches_every_section_in_every_language(crawl: Crawl):
     missing = [(section, lang) for section in SECTIONS for lang in HREFLANGS if (section, lang) not in reached]
     assert not missing, f"no page reached of (section, language): {missing}"
     assert {"/", FALLBACK_PATH} <= {page.path for page in pages}
-
-
-def test_the_crawl_stays_within_its_time_budget(crawl: Crawl):
-    print(f"crawled {len(crawl.fetched)} addresses in {crawl.seconds:.1f} s")
-    assert crawl.seconds < CRAWL_BUDGET_SECONDS, f"{len(crawl.fetched)} addresses took {crawl.seconds:.0f} s"
