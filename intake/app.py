@@ -37,7 +37,7 @@ from starlette.routing import Route
 from intake.sheet_validation import Reference, validate_sheet
 from intake.store import IntakeStore, Receipt
 from reuse_data.bench_sheets import SheetError
-from reuse_data.problem_details import ProblemError, handle_problem, handle_unexpected, problem_response
+from reuse_data.problem_details import ProblemError, handle_problem, handle_unexpected, problem_response, router_problem
 from reuse_data.settings import Settings, load_settings
 from warehouse.snapshots import current_version, read_tables, snapshot_path
 
@@ -208,12 +208,12 @@ async def handle_http_exception(request: Request, error: Exception) -> Response:
     """The router's 404 and 405 in the intake's words, with the methods the address takes (Allow)."""
     assert isinstance(error, HTTPException)
     allowed = (error.headers or {}).get("Allow", "")
-    detail = {
+    details = {
         404: f"No such address on the intake: {request.url.path}. The upload page is at /, the API under "
         "/api/intake/ (bench-sheets, receipts).",
         405: f"{request.method} is not allowed on {request.url.path}: it takes {allowed}.",
-    }.get(error.status_code, str(error.detail))
-    return problem_response(request, error.status_code, detail, extra_headers=error.headers)
+    }
+    return router_problem(request, error, details)
 
 
 # errno values that mean the disk, or the intake user's quota, is full.

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
@@ -81,6 +82,17 @@ def problem_response(
 async def handle_problem(request: Request, error: Exception) -> Response:
     assert isinstance(error, ProblemError)
     return problem_response(request, error.status, error.detail, error.errors, error.slug, error.headers)
+
+
+def router_problem(
+    request: Request, error: HTTPException, details: dict[int, str], headers: dict[str, str] | None = None
+) -> Response:
+    """The router's refusal (404, 405) as a problem in the words of the app it comes from
+    (``details`` by status), with the router's headers (Allow) and the app's own ``headers``."""
+    detail = details.get(error.status_code, str(error.detail))
+    return problem_response(
+        request, error.status_code, detail, extra_headers={**(error.headers or {}), **(headers or {})}
+    )
 
 
 async def handle_unexpected(request: Request, error: Exception) -> Response:

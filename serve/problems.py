@@ -6,15 +6,16 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reuse_data.problem_details import problem_response
+from reuse_data.problem_details import router_problem
 
 
 async def handle_http_exception(request: Request, error: Exception) -> Response:
     """The router's 404 and 405 for the public API, whose every operation is a GET."""
     assert isinstance(error, HTTPException)
-    detail = {
+    details = {
         404: f"No resource at {request.url.path}. The operations are listed at /api/public/openapi.json.",
         405: f"{request.method} is not allowed: every operation of this API is a GET.",
-    }.get(error.status_code, str(error.detail))
-    headers = {**(error.headers or {}), **({"Allow": "GET, HEAD, OPTIONS"} if error.status_code == 405 else {})}
-    return problem_response(request, error.status_code, detail, extra_headers=headers)
+    }
+    return router_problem(
+        request, error, details, {"Allow": "GET, HEAD, OPTIONS"} if error.status_code == 405 else None
+    )
