@@ -19,12 +19,10 @@ from typing import Any, BinaryIO
 import orjson
 
 from serve import table_descriptions
-from serve.openapi import CC_BY_URL, OPERATIONS
+from serve.openapi import CC_BY_URL, CHANGE_FIELDS, OPERATIONS, PERSON_FIELDS
 from serve.release import media_type_of
 from serve.snapshot import Snapshot
 from serve.table_descriptions import DescribedTable
-
-JSON_COLUMNS = {"specs", "variants", "editorial_scores"}
 
 
 def iso_ms(moment: dt.datetime) -> str:
@@ -33,8 +31,8 @@ def iso_ms(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def plain(value: Any, key: str = "") -> Any:
-    """A DuckDB value as plain JSON: times as ISO strings, decimals as numbers, JSON text parsed."""
+def plain(value: Any) -> Any:
+    """A DuckDB value as plain JSON: times as ISO strings, decimals as numbers."""
     if isinstance(value, dt.datetime):
         return iso_ms(value if value.tzinfo else value.replace(tzinfo=dt.UTC))
     if isinstance(value, dt.date):
@@ -42,16 +40,25 @@ def plain(value: Any, key: str = "") -> Any:
     if isinstance(value, decimal.Decimal):
         return float(value)
     if isinstance(value, dict):
-        return {k: plain(v, k) for k, v in value.items()}
+        return {k: plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [plain(v) for v in value]
-    if isinstance(value, str) and key in JSON_COLUMNS:
-        return orjson.loads(value)
     return value
 
 
-def record(row: dict[str, Any], drop: tuple[str, ...] = ()) -> dict[str, Any]:
-    return {k: plain(v, k) for k, v in row.items() if k not in drop}
+def record(
+    row: dict[str, Any],
+    keep: tuple[str, ...] | None = None,
+    drop: tuple[str, ...] = (),
+    json: frozenset[str] = frozenset(),
+) -> dict[str, Any]:
+    """A row as a JSON record: its columns (those in ``keep``, if given) less ``drop``, with the
+    JSON documents of the ``json`` columns parsed."""
+    return {
+        k: (orjson.loads(v) if k in json and isinstance(v, str) else plain(v))
+        for k, v in row.items()
+        if k not in drop and (keep is None or k in keep)
+    }
 
 
 def licence_text(snapshot: Snapshot) -> str:
@@ -100,7 +107,7 @@ class Collection:
 
     def drop(self, snapshot: Snapshot) -> tuple[str, ...]:
         """The columns its items leave out: the table's private ones, as the data dictionary says."""
-        return snapshot.private_columns.get(self.table, ())
+        return snapshot.private_columns(self.table)
 
 
 COLLECTIONS: dict[str, Collection] = {  # by URL path
@@ -115,9 +122,10 @@ def write_collection(out: BinaryIO, snapshot: Snapshot, collection: Collection) 
     """The collection document, written item by item as its rows are read."""
     head = {**envelope(snapshot, USAGE[collection.usage]), "count": snapshot.count(collection.table)}
     out.write(orjson.dumps(head)[:-1] + b',"' + collection.key.encode() + b'":[')
+    hidden, json_columns = collection.drop(snapshot), snapshot.json_columns(collection.table)
     for number, row in enumerate(snapshot.stream(collection.table)):
         out.write(b"," if number else b"")
-        out.write(orjson.dumps(record(row, collection.drop(snapshot))))
+        out.write(orjson.dumps(record(row, drop=hidden, json=json_columns)))
     out.write(b"]}")
 
 
@@ -138,9 +146,6 @@ def write_full_text(out: BinaryIO, snapshot: Snapshot) -> None:
     """llms-full.txt: every page as Markdown, separated by lines of ---."""
     for number, row in enumerate(snapshot.stream("corpus_documents")):
         out.write((b"\n\n---\n\n" if number else b"") + row["document"].encode())
-
-
-CHANGE_FIELDS = ("url", "type", "title", "changed_at")
 
 
 def change_items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -209,7 +214,7 @@ def press_kit(snapshot: Snapshot) -> dict[str, Any]:
         },
         "methodology": publisher["methodology"],
         "independence_policy": publisher["independence_policy"],
-        "people": [record(p, drop=("is_author", "is_tester")) for p in snapshot.tables["people"]],
+        "people": [record(p, keep=PERSON_FIELDS) for p in snapshot.tables["people"]],
         "statistics": record(snapshot.statistics),
     }
 

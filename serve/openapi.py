@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from serve.ask.language import LANGUAGES
+from serve.json_schema import Schema, array, boolean, integer, nullable, number, obj, ref, string, timestamp, url
+from serve.record_schemas import TRANSLATED, DictionaryRow, Record, record_schema, translated_schema
 from serve.table_descriptions import CROISSANT_1_0
-
-Schema = dict[str, Any]
+from warehouse.reference_data import LANGUAGES, SECTIONS
 
 CC_BY_URL = "https://creativecommons.org/licenses/by/4.0/"
 JSON = "application/json"
@@ -22,8 +22,6 @@ NDJSON = "application/x-ndjson"
 CSV = "text/csv"
 TEXT = "text/plain"
 PROBLEM_JSON = "application/problem+json"
-CHANGE_TYPES = ["guide", "comparison", "review", "product", "post"]
-SLOT_STATUSES = ["measured", "pending", "retest"]
 ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT = 5, 20
 BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT = 5000, 20000
 MAX_Q_LENGTH, MAX_PATH_LENGTH, MAX_FILTER_LENGTH = 1000, 512, 200
@@ -33,68 +31,6 @@ MAX_Q_LENGTH, MAX_PATH_LENGTH, MAX_FILTER_LENGTH = 1000, 512, 200
 BLANK_CHARACTERS = "\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
 TEXT_PATTERN = "^[^\\u0000]*$"
 REQUIRED_TEXT_PATTERN = f"^[^\\u0000]*[^\\u0000{BLANK_CHARACTERS}][^\\u0000]*$"
-
-
-# --- schema builders ----------------------------------------------------------------------
-
-
-def string(description: str, **extra: Any) -> Schema:
-    return {"type": "string", "description": description, **extra}
-
-
-def url(description: str) -> Schema:
-    return string(description, format="uri")
-
-
-def timestamp(description: str) -> Schema:
-    return string(description, format="date-time")
-
-
-def date(description: str) -> Schema:
-    return string(description, format="date")
-
-
-def integer(description: str, **extra: Any) -> Schema:
-    return {"type": "integer", "description": description, **extra}
-
-
-def number(description: str, **extra: Any) -> Schema:
-    return {"type": "number", "description": description, **extra}
-
-
-def boolean(description: str) -> Schema:
-    return {"type": "boolean", "description": description}
-
-
-def nullable(schema: Schema) -> Schema:
-    """The same schema, with null allowed (for unknown or not-yet-measured values)."""
-    kind = schema["type"]
-    return {**schema, "type": [kind, "null"]}
-
-
-def array(items: Schema, description: str) -> Schema:
-    return {"type": "array", "items": items, "description": description}
-
-
-def obj(properties: dict[str, Schema], description: str = "", optional: tuple[str, ...] = ()) -> Schema:
-    """A closed object: every property required unless named in ``optional``."""
-    schema: Schema = {
-        "type": "object",
-        "properties": properties,
-        "required": [name for name in properties if name not in optional],
-        "additionalProperties": False,
-    }
-    if description:
-        schema["description"] = description
-    return schema
-
-
-def ref(name: str) -> Schema:
-    return {"$ref": f"#/components/schemas/{name}"}
-
-
-def translated(description: str) -> Schema:
-    return {**ref("Translated"), "description": description}
 
 
 # --- shared parts ------------------------------------------------------------------------
@@ -109,10 +45,6 @@ ENVELOPE: dict[str, Schema] = {
     ),
     "dataset_version": string("Version of the published snapshot that answered (also the X-Dataset-Version header)."),
 }
-CITABLE: dict[str, Schema] = {
-    "url": url("Canonical URL to cite: {base_url}/<section>/<slug>."),
-    "attribution": string("The exact attribution string to print next to anything quoted from this record."),
-}
 
 
 def envelope_with(properties: dict[str, Schema], description: str) -> Schema:
@@ -126,34 +58,6 @@ def collection(key: str, item: str, description: str) -> Schema:
     )
 
 
-SPEC_VALUE = {"type": ["string", "number", "integer", "boolean"]}
-SPECS = {
-    "type": "object",
-    "description": "Live specifications; the keys depend on the category (for example capacity_ml, weight_g).",
-    "additionalProperties": SPEC_VALUE,
-}
-PRICE = obj({"amount": number("Price."), "currency": string("ISO 4217 currency code.")})
-SLOT_STATUS = string(
-    "measured: the lab's mean is published; pending: not tested yet (value null, never estimated); "
-    "retest: a measurement was withdrawn (value null).",
-    enum=SLOT_STATUSES,
-)
-FAQ = obj({"question": translated("The question."), "answer": translated("Its answer.")})
-SOURCE = obj({"title": string("Title of the source."), "url": url("Where the source can be read.")})
-BENCH_TABLE_ROW = obj(
-    {
-        "product_slug": string("Product tested."),
-        "product_name": string("Its name."),
-        "protocol": string("Protocol slug."),
-        "protocol_name": string("Protocol name (English)."),
-        "value": nullable(number("Mean reading in `unit`; null when pending or retest.")),
-        "unit": string("Unit of the reading."),
-        "sample_size": integer("Replicates behind the value (0 when untested)."),
-        "status": SLOT_STATUS,
-        "score": nullable(number("Sub-score 0-100; null when not measured.", minimum=0, maximum=100)),
-    },
-    "One bench slot shown in an editorial table.",
-)
 ORGANIZATION = obj(
     {
         "@type": string("schema.org type.", enum=["Organization"]),
@@ -161,238 +65,8 @@ ORGANIZATION = obj(
         "url": url("Publisher home page."),
     }
 )
-PAGE_SECTIONS = "guides, comparisons, reviews, products or journal"
 
 SCHEMAS: dict[str, Schema] = {
-    "Translated": obj(
-        {code: string(f"Text in {code}.") for code in LANGUAGES},
-        "The same text in every supported language (en, zh Simplified, el, vi, ar, pa).",
-    ),
-    "SubScore": obj(
-        {
-            "protocol": string("Protocol slug."),
-            "protocol_name": string("Protocol name (English)."),
-            "status": SLOT_STATUS,
-            "value": nullable(number("Mean reading in `unit`; null unless measured.")),
-            "unit": string("Unit of the reading."),
-            "sample_size": integer("Replicates behind the value."),
-            "score": nullable(number("Sub-score 0-100 by the protocol's scoring rule.", minimum=0, maximum=100)),
-            "weight": number("Weight of this protocol in the overall rating."),
-        },
-        "One planned bench slot of a product and its 0-100 sub-score.",
-    ),
-    "Product": obj(
-        {
-            "product_slug": string("Catalogue slug."),
-            "product_name": string("Full product name."),
-            "brand": string("Brand."),
-            "category_slug": string("Category slug."),
-            "category_name": translated("Category name."),
-            "price_amount": number("Price of the reviewed variant."),
-            "price_currency": string("ISO 4217 currency code."),
-            "specs": SPECS,
-            "variants": array(
-                obj({"sku": string("Stock-keeping unit."), "colour": string("Colour."), "price": PRICE}),
-                "Variants on sale.",
-            ),
-            "certifications": array(string("A certification."), "Certifications the product carries."),
-            "pros": array(string("A strength."), "What we liked."),
-            "cons": array(string("A weakness."), "What could be better."),
-            "testing_notes": string("How the product was tested."),
-            "editorial_scores": {
-                "type": "object",
-                "description": "Editors' 0-100 scores (design, ease_of_use, value_for_money).",
-                "additionalProperties": {"type": "number"},
-            },
-            "overall_rating": nullable(
-                number(
-                    "0-100: weighted mean of the sub-scores of tested slots only; null when nothing is tested yet.",
-                    minimum=0,
-                    maximum=100,
-                )
-            ),
-            "sub_scores": array(ref("SubScore"), "Every planned slot, tested or not."),
-            "tested_slots": integer("Planned slots with a measurement."),
-            "planned_slots": integer("Slots the category's protocols plan for this product."),
-            "coverage": number("tested_slots / planned_slots.", minimum=0, maximum=1),
-            "changed_at": timestamp("When this product's public record last changed."),
-            **CITABLE,
-        },
-        "A scored product of the catalogue.",
-    ),
-    "Recommendation": obj(
-        {
-            "scenario_slug": string("Buying scenario slug."),
-            "category_slug": string("Category the scenario ranks."),
-            "category_name": translated("Category name."),
-            "rank_by": string("Protocol slug whose measurement ranks the candidates."),
-            "max_price": nullable(number("Price ceiling of the scenario, if any.")),
-            "scenario": translated("The buying scenario."),
-            "question": translated("The shopper's question this entry answers."),
-            "product_slug": string("Recommended product."),
-            "product_name": string("Its name."),
-            "brand": string("Its brand."),
-            "product_url": url("The product's page."),
-            "answer": translated("Quotable answer sentence, built from live figures."),
-            "evidence": translated("The bench evidence behind the pick."),
-            "figure_value": number("The measured figure quoted in the answer."),
-            "figure_unit": string("Its unit."),
-            "rank_score": number("Sub-score on the ranking protocol (0-100).", minimum=0, maximum=100),
-            "overall_rating": nullable(number("The product's overall rating (0-100).", minimum=0, maximum=100)),
-            "price_amount": number("The product's price."),
-            "price_currency": string("ISO 4217 currency code."),
-            "specs": SPECS,
-            **CITABLE,
-        },
-        "One buying scenario paired with the product we recommend for it.",
-    ),
-    "AnswerEntry": obj(
-        {
-            "answer_id": string("Stable identifier."),
-            "category_slug": nullable(string("Category the question belongs to.")),
-            "question": translated("The question."),
-            "answer": translated("Quotable answer."),
-            "cited_path": string("Site path of the page the answer is taken from."),
-            "updated_at": timestamp("When the answer was last edited."),
-            **CITABLE,
-        },
-        "A question/answer pair of the answer library.",
-    ),
-    "ContentItem": obj(
-        {
-            "path": string("Site path /<section>/<slug>."),
-            "slug": string("Slug."),
-            "content_type": string("Kind of item.", enum=["guide", "comparison", "review", "post"]),
-            "section": string(f"Site section: {PAGE_SECTIONS}."),
-            "title": string("Title."),
-            "category_slug": nullable(string("Category, for guides, comparisons and reviews.")),
-            "product_slugs": array(string("A product slug."), "Products the item is about."),
-            "author_slug": string("Author."),
-            "author_name": string("Author's name."),
-            "published_at": timestamp("First published."),
-            "updated_at": timestamp("Last updated."),
-            "answer": translated("Quotable answer."),
-            "faq": array(FAQ, "Frequently asked questions."),
-            "sources": array(SOURCE, "Sources cited."),
-            "body": string("Full body text (Markdown)."),
-            "word_count": integer("Words in the body."),
-            "bench_table": array(BENCH_TABLE_ROW, "Bench-test table (head-to-head comparisons and reviews)."),
-            **CITABLE,
-        },
-        "A guide, head-to-head comparison, review or journal post with its full body.",
-    ),
-    "PageRecord": obj(
-        {
-            "path": string("Site path /<section>/<slug>."),
-            "page_type": string("Kind of page.", enum=CHANGE_TYPES),
-            "section": string(f"Site section: {PAGE_SECTIONS}."),
-            "title": string("Title."),
-            "answer": translated("Quotable answer."),
-            "body": string("Body text (Markdown)."),
-            "faq": array(FAQ, "Frequently asked questions."),
-            "sources": array(SOURCE, "Sources cited."),
-            "bench_table": array(BENCH_TABLE_ROW, "Bench results shown on the page."),
-            "category_slug": nullable(string("Category of the page.")),
-            "product_slugs": array(string("A product slug."), "Products on the page."),
-            "author_name": nullable(string("Author (editorial pages).")),
-            "published_at": nullable(timestamp("First published (editorial pages).")),
-            "updated_at": timestamp("When the page's record last changed."),
-            "canonical_url": url("Canonical URL of the page."),
-            **CITABLE,
-        },
-        "The structured record of one site page.",
-    ),
-    "BenchMeasurement": obj(
-        {
-            "measurement_id": string("product_slug:protocol_slug (one planned slot)."),
-            "product_slug": string("Subject product."),
-            "product_name": string("Its name."),
-            "brand": string("Its brand."),
-            "category_slug": string("Its category."),
-            "protocol_slug": string("Bench protocol."),
-            "protocol_name": string("Protocol name (English)."),
-            "method": string("How the protocol is run."),
-            "tolerance": number("Tolerance of a reading, in `unit`."),
-            "required_sample_size": integer("Replicates the protocol asks for."),
-            "sample_size": integer("Replicates behind `value` (0 when untested)."),
-            "value": nullable(number("Mean of the accepted replicates in `unit`; null when pending or retest.")),
-            "unit": string("Unit."),
-            "status": SLOT_STATUS,
-            "standard_deviation": nullable(number("Standard deviation of the replicates.")),
-            "sub_score": nullable(number("0-100 sub-score.", minimum=0, maximum=100)),
-            "tester": nullable(string("Who ran the test.")),
-            "tested_on": nullable(date("Date of the test session.")),
-            "receipt": nullable(
-                string("Receipt of the uploaded bench sheet behind the newest session; null for the lab's archive.")
-            ),
-            **CITABLE,
-        },
-        "One planned bench slot (category x protocol x product). Untested slots are null + pending.",
-    ),
-    "Claim": obj(
-        {
-            "claim_id": string("product_slug:protocol_slug."),
-            "product_slug": string("Subject product."),
-            "product_name": string("Its name."),
-            "protocol_slug": string("Protocol measured."),
-            "claim": string("The claim, as a sentence a reader can check."),
-            "value": number("The measured mean."),
-            "unit": string("Unit."),
-            "sample_size": integer("Replicates."),
-            "tested_on": date("Date of the test session."),
-            "tester": string("Who ran the test."),
-            "reading_ids": array(string("A replicate reading."), "The readings the claim rests on."),
-            "source_files": array(string("A bench sheet."), "The bench sheets the readings come from."),
-            **CITABLE,
-        },
-        "One checkable claim, tied to its measurements (a line of claims.jsonl).",
-    ),
-    "Person": obj(
-        {
-            "person_slug": string("Slug."),
-            "person_name": string("Name."),
-            "roles": array(string("Role.", enum=["author", "tester"]), "Roles."),
-            "title": string("Job title."),
-            "expertise": array(string("An area of expertise."), "Areas of expertise."),
-            "bio": string("Short biography."),
-        },
-        "An author or tester.",
-    ),
-    "Statistics": obj(
-        {
-            **{
-                name: integer(text)
-                for name, text in {
-                    "products": "Products in the catalogue.",
-                    "categories": "Categories.",
-                    "protocols": "Bench protocols.",
-                    "planned_slots": "Planned bench slots.",
-                    "measured_slots": "Slots measured.",
-                    "pending_slots": "Slots still pending.",
-                    "readings": "Replicate readings behind the measurements.",
-                    "testers": "Testers who contributed readings.",
-                    "recommendations": "Buying scenarios answered.",
-                    "answers": "Answer-library entries.",
-                    "editorial_items": "Guides, comparisons, reviews and posts.",
-                    "pages": "Pages with a structured record.",
-                    "claims": "Checkable claims.",
-                }.items()
-            },
-            "mean_overall_rating": nullable(number("Mean overall rating of rated products.")),
-            "first_tested_on": nullable(date("First bench session.")),
-            "last_tested_on": nullable(date("Latest bench session.")),
-            "latest_change": nullable(timestamp("Newest change in the change feed.")),
-        },
-        "Live headline figures of the published snapshot.",
-    ),
-    "Language": obj(
-        {
-            "code": string("Language code.", enum=list(LANGUAGES)),
-            "name": string("English name."),
-            "native": string("Name in the language itself."),
-            "hreflang": string("Language tag (zh -> zh-Hans)."),
-        }
-    ),
     "AskResult": obj(
         {
             "type": string("Where the result comes from.", enum=["recommendation", "answer-library"]),
@@ -428,6 +102,49 @@ SCHEMAS: dict[str, Schema] = {
     },
 }
 
+# The records the API serves, each a row of a published table less its private columns (or the
+# fields named here): their schemas are written from the release's data dictionary
+# (serve.record_schemas), with their types, descriptions and values as dbt's schema.yml declares them.
+BENCH_COLUMNS: tuple[str, ...] = (  # the fields of a bench.jsonl line and the columns of bench.csv, in order
+    "measurement_id",
+    "product_slug",
+    "product_name",
+    "brand",
+    "category_slug",
+    "protocol_slug",
+    "protocol_name",
+    "method",
+    "tolerance",
+    "required_sample_size",
+    "sample_size",
+    "value",
+    "unit",
+    "status",
+    "standard_deviation",
+    "sub_score",
+    "tester",
+    "tested_on",
+    "receipt",
+    "url",
+    "attribution",
+)
+CHANGE_FIELDS = ("url", "type", "title", "changed_at")  # an item of changes.json
+PERSON_FIELDS = ("person_slug", "person_name", "roles", "title", "expertise", "bio")  # a person of the press kit
+LANGUAGE_FIELDS = ("code", "name", "native", "hreflang")  # a language of ask.json
+RECORDS: dict[str, Record] = {
+    "Product": Record("products"),
+    "Recommendation": Record("recommendations"),
+    "AnswerEntry": Record("answers"),
+    "ContentItem": Record("content"),
+    "PageRecord": Record("pages"),
+    "BenchMeasurement": Record("bench_measurements", BENCH_COLUMNS),
+    "Claim": Record("claims"),
+    "Person": Record("people", PERSON_FIELDS),
+    "Statistics": Record("dataset_statistics"),
+    "Language": Record("languages", LANGUAGE_FIELDS),
+    "Change": Record("changes", CHANGE_FIELDS),
+}
+
 SCHEMAS["AskResponse"] = envelope_with(
     {
         "language": string("Language of the answer.", enum=list(LANGUAGES)),
@@ -451,17 +168,7 @@ SCHEMAS["ChangeFeed"] = envelope_with(
         "latest_change": timestamp("Newest change in the whole feed."),
         "total_changed": integer("Items changed in the selected range."),
         "returned": integer("Items in `changes`."),
-        "changes": array(
-            obj(
-                {
-                    "url": url("Page URL {base_url}/<section>/<slug>."),
-                    "type": string("Kind of item.", enum=CHANGE_TYPES),
-                    "title": string("Title."),
-                    "changed_at": timestamp("When the item's public record changed."),
-                }
-            ),
-            "Changed items, newest first.",
-        ),
+        "changes": array(ref("Change"), "Changed items, newest first."),
         "full_corpus": url("{base_url}/llms-full.txt"),
         "claims": url("{base_url}/api/public/claims.jsonl"),
     },
@@ -677,8 +384,6 @@ class Operation:
     download: str = ""  # what the body holds, when it is a data export listed in dataset.json
 
 
-BENCH_COLUMNS: tuple[str, ...] = tuple(SCHEMAS["BenchMeasurement"]["properties"])
-
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
         "/api/public/ask.json",
@@ -737,7 +442,7 @@ OPERATIONS: tuple[Operation, ...] = (
             query(
                 "path",
                 {"type": "string", "maxLength": MAX_PATH_LENGTH, "pattern": REQUIRED_TEXT_PATTERN},
-                f"Site path /<section>/<slug>; sections are {PAGE_SECTIONS}.",
+                f"Site path /<section>/<slug>; sections are {', '.join(SECTIONS)}.",
                 True,
             )
         ],
@@ -895,8 +600,10 @@ def _responses(operation: Operation) -> dict[str, Any]:
     return responses
 
 
-def document(base_url: str) -> dict[str, Any]:
-    """The OpenAPI document, with ``base_url`` as its server."""
+def document(base_url: str, dictionary: dict[str, list[DictionaryRow]]) -> dict[str, Any]:
+    """The OpenAPI document of a release, with ``base_url`` as its server and its records'
+    schemas written from the release's data ``dictionary`` (rows by table)."""
+    records = {name: record_schema(dictionary, record, LANGUAGES) for name, record in RECORDS.items()}
     paths: dict[str, Any] = {}
     for operation in OPERATIONS:
         header_parameters = [IF_NONE_MATCH] + ([ACCEPT_LANGUAGE] if operation.operation_id == "ask" else [])
@@ -923,5 +630,8 @@ def document(base_url: str) -> dict[str, Any]:
         },
         "servers": [{"url": base_url}],
         "paths": paths,
-        "components": {"schemas": SCHEMAS, "headers": HEADERS},
+        "components": {
+            "schemas": {TRANSLATED: translated_schema(LANGUAGES), **records, **SCHEMAS},
+            "headers": HEADERS,
+        },
     }

@@ -41,9 +41,9 @@ from serve.release import (
     RELEASES_PREFIX,
     PageIndex,
 )
-from serve.site import SECTIONS
 from serve.snapshot import Snapshot, read_snapshot
 from warehouse.contract import DISTRIBUTED_TABLES, STORED_ORDER
+from warehouse.reference_data import SECTIONS
 from warehouse.snapshots import SnapshotInfo, publish, sql_string
 
 COMPRESS_MINIMUM_BYTES = 1024  # smaller files go as they are: compressing them saves next to nothing
@@ -78,7 +78,7 @@ DOCUMENTS: dict[str, Writer] = {
     },
     "api/public/capabilities.json": _whole(documents.capabilities),
     "api/public/press-kit.json": _whole(documents.press_kit),
-    "api/public/openapi.json": _whole(lambda snapshot: openapi.document(snapshot.base_url)),
+    "api/public/openapi.json": _whole(lambda snapshot: openapi.document(snapshot.base_url, snapshot.dictionary)),
     "api/public/claims.jsonl": documents.write_claims,
     "llms-full.txt": documents.write_full_text,
 }

@@ -16,7 +16,7 @@ from serve.ask.engine import AskEngine
 from serve.ask.language import LANGUAGES, negotiate
 from serve.documents import USAGE, encode, envelope
 from serve.http.responses import cached
-from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, MAX_Q_LENGTH
+from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
 from serve.snapshot import Snapshot
 
 FALLBACK_PATH = "/guides/start-here"
@@ -99,8 +99,7 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
     return {
         "language": lang,
         "supported_languages": [
-            {"code": row["code"], "name": row["name"], "native": row["native"], "hreflang": row["hreflang"]}
-            for row in snapshot.tables["languages"]
+            {field: row[field] for field in LANGUAGE_FIELDS} for row in snapshot.tables["languages"]
         ],
         "query": question,
         "answer": results[0]["answer"] if results else None,

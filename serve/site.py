@@ -29,14 +29,15 @@ from starlette.routing import Route
 
 from serve import charts, documents
 from serve.http.responses import cached
+from serve.openapi import CHANGE_FIELDS
 from serve.routes_ask import FALLBACK_PATH
 from serve.snapshot import Snapshot
+from warehouse.reference_data import SECTIONS
 
 HTML = "text/html; charset=utf-8"
-SECTIONS = ("guides", "comparisons", "reviews", "products", "journal")
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
-    f"SELECT {', '.join(documents.CHANGE_FIELDS)} FROM changes ORDER BY changed_at DESC, url LIMIT 12"
+    f"SELECT {', '.join(CHANGE_FIELDS)} FROM changes ORDER BY changed_at DESC, url LIMIT 12"
 )
 TESTERS_SQL = (  # who took the accepted readings of a page's products, first tested first
     "SELECT tester FROM bench_measurements WHERE list_contains(?, product_slug) AND status = 'measured'"
@@ -274,7 +275,7 @@ def bench_figures(
 def product_record(snapshot: Snapshot, slug: str) -> dict[str, Any] | None:
     """The product record of ``slug`` as products.json lists it, or None."""
     rows = snapshot.query(f"SELECT {snapshot.public_columns('products')} FROM products WHERE product_slug = ?", [slug])
-    return documents.record(rows[0]) if rows else None
+    return documents.record(rows[0], json=snapshot.json_columns("products")) if rows else None
 
 
 def page_record(snapshot: Snapshot, path: str) -> dict[str, Any]:

@@ -115,8 +115,8 @@ class Snapshot:
     tables: dict[str, list[dict[str, Any]]]
     connection: duckdb.DuckDBPyConnection
     release: Release | None = None
-    # Per table, the columns the data dictionary marks private (bookkeeping no client is shown).
-    private_columns: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    # The release's data dictionary: per table, its columns as dbt's schema.yml describes them.
+    dictionary: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
     memo: SnapshotMemo = field(default_factory=SnapshotMemo)
 
     @property
@@ -134,9 +134,17 @@ class Snapshot:
             raise RuntimeError(f"snapshot {self.version} is being published: it has no release files yet")
         return self.release
 
+    def private_columns(self, table: str) -> tuple[str, ...]:
+        """The columns of ``table`` the dictionary marks private: bookkeeping no client is shown."""
+        return tuple(row["column_name"] for row in self.dictionary.get(table, ()) if not row["is_public"])
+
+    def json_columns(self, table: str) -> frozenset[str]:
+        """The columns of ``table`` that hold JSON documents (as text), to be sent parsed."""
+        return frozenset(row["column_name"] for row in self.dictionary.get(table, ()) if row["data_type"] == "json")
+
     def public_columns(self, table: str) -> str:
         """The select list of ``table`` as clients see it: every column but its private ones."""
-        hidden = self.private_columns.get(table, ())
+        hidden = self.private_columns(table)
         return f"* EXCLUDE ({', '.join(hidden)})" if hidden else "*"
 
     def cursor(self) -> duckdb.DuckDBPyConnection:
@@ -201,10 +209,7 @@ SERVED_TABLES = (
     "dataset_statistics",
 )
 SNAPSHOT_INFO_QUERY = "SELECT version, published_at, base_url FROM snapshot_info"
-PRIVATE_COLUMNS_QUERY = (
-    "SELECT table_name, list(column_name ORDER BY column_position) AS columns "
-    f"FROM {DATA_DICTIONARY_TABLE} WHERE NOT is_public GROUP BY table_name"
-)
+DICTIONARY_QUERY = f"SELECT * FROM {DATA_DICTIONARY_TABLE} ORDER BY table_name, column_position"
 
 
 def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snapshot:
@@ -215,7 +220,9 @@ def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snaps
     try:
         info = rows_of(connection, SNAPSHOT_INFO_QUERY)[0]
         records = {name: rows_of(connection, TABLE_QUERIES[name]) for name in tables}
-        private = {row["table_name"]: tuple(row["columns"]) for row in rows_of(connection, PRIVATE_COLUMNS_QUERY)}
+        dictionary: dict[str, list[dict[str, Any]]] = {}
+        for row in rows_of(connection, DICTIONARY_QUERY):
+            dictionary.setdefault(row["table_name"], []).append(row)
     except BaseException:
         connection.close()
         raise
@@ -227,7 +234,7 @@ def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snaps
         tables=records,
         connection=connection,
         release=release,
-        private_columns=private,
+        dictionary=dictionary,
     )
 
 

@@ -12,7 +12,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-LANGUAGES = ("en", "zh", "el", "vi", "ar", "pa")
+from warehouse.reference_data import LANGUAGES
+
 DEFAULT_LANGUAGE = "en"
 
 # The scripts of the languages served (the ask analysis splits words by the same patterns).

@@ -14,10 +14,10 @@ import html5lib
 import pytest
 
 from serve.crawler_files import SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, write_sitemaps
-from serve.site import SECTIONS
 from serve.snapshot import read_snapshot
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Reply, Server
+from warehouse.reference_data import SECTIONS
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"

@@ -21,10 +21,10 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 
 from serve.routes_ask import FALLBACK_PATH
-from serve.site import SECTIONS
 from tests.api.conftest import BASE_URL
 from tests.api.test_crawlers import HREFLANGS, SITEMAP_NS, XHTML_NS, local
 from tests.support.harness import Server
+from warehouse.reference_data import SECTIONS
 
 SEEDS = ("/", "/robots.txt", "/sitemap.xml", "/llms.txt")  # where crawlers and answer engines start
 CRAWL_THREADS = 4  # one server worker on two cores: more clients only queue

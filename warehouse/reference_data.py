@@ -1,0 +1,26 @@
+"""The dbt project's reference lists, read from its seeds where Python needs the same list.
+
+A seed is the one place an enumeration is written: dbt's tests check the marts against it, the
+data dictionary enumerates it, and the code below reads it rather than restating it.
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+SEEDS_DIR = Path(__file__).resolve().parents[1] / "sql" / "seeds"
+
+
+def seed_rows(seed: str) -> list[dict[str, str]]:
+    """The rows of the seed ``seed``, in its order."""
+    with (SEEDS_DIR / f"{seed}.csv").open(newline="", encoding="utf-8") as rows:
+        return list(csv.DictReader(rows))
+
+
+# The languages every translated text carries, in the order clients see them.
+LANGUAGES: tuple[str, ...] = tuple(
+    row["code"] for row in sorted(seed_rows("supported_languages"), key=lambda row: int(row["position"]))
+)
+# The site's sections (the first segment of a page's path), in the order the site lists them.
+SECTIONS: tuple[str, ...] = tuple(row["section"] for row in seed_rows("sections"))
