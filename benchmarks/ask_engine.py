@@ -38,7 +38,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.results import machine, markdown_table, record  # noqa: E402
-from reuse_data.settings import load_settings  # noqa: E402
+from foundations.settings import load_settings  # noqa: E402
 from serve.ask.encoder import DIMENSIONS, MODEL_ID, Encoder  # noqa: E402
 from serve.ask.engine import AskEngine  # noqa: E402
 from serve.ask.evaluation import (  # noqa: E402

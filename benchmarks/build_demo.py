@@ -29,7 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.results import machine, record  # noqa: E402
-from reuse_data.settings import load_settings  # noqa: E402
+from foundations.settings import load_settings  # noqa: E402
 from tests.support.harness import home_environment, measured_run  # noqa: E402
 
 DEMO_PRODUCTS, DEMO_MEASUREMENTS = 96, 2400

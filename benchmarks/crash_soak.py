@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks.results import machine, markdown_table, record
-from reuse_data.settings import PROJECT_ROOT
+from foundations.settings import PROJECT_ROOT
 from tests.support import harness
 from tests.support.harness import Server, edit_sheet_readings, home_layout, serving
 from warehouse.contract import PUBLISHED_TABLES

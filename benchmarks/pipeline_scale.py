@@ -46,10 +46,10 @@ import duckdb
 from benchmarks import results
 from benchmarks.load import first_byte_ms
 from benchmarks.results import machine, markdown_table
+from foundations.settings import PROJECT_ROOT, load_settings
+from inputs.bench_sheets import SHEET_COLUMNS, csv_separator
 from intake.store import IntakeStore
 from pipelines.build import latest_materialization_metadata
-from reuse_data.bench_sheets import SHEET_COLUMNS, csv_separator
-from reuse_data.settings import PROJECT_ROOT, load_settings
 from tests.support.harness import dagster_daemon, home_environment, home_layout, measured_run, serving
 from warehouse.snapshots import current_version, snapshot_path
 

@@ -50,7 +50,7 @@ from benchmarks.pipeline_scale import (
     size_label,
 )
 from benchmarks.results import machine, markdown_table
-from reuse_data.settings import PROJECT_ROOT
+from foundations.settings import PROJECT_ROOT
 from serve.release_files import publish_release
 from serve.routes_catalogue import FIXED_DOCUMENTS
 from tests.support.harness import free_port, home_environment, home_layout, process_tree_rss

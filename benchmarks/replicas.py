@@ -43,7 +43,7 @@ from pathlib import Path
 from benchmarks import results
 from benchmarks.load import Load, cpu_seconds, run_wrk, wait_until_idle
 from benchmarks.results import machine, markdown_table
-from reuse_data.settings import load_settings
+from foundations.settings import load_settings
 from tests.support.deployment import deployment
 from tests.support.harness import home_layout, serving
 from warehouse.snapshots import current_version, snapshot_path

@@ -57,7 +57,7 @@ from benchmarks.load import (
     wrk_command,
 )
 from benchmarks.results import machine, markdown_table, record
-from reuse_data.settings import load_settings
+from foundations.settings import load_settings
 from serve.ask.evaluation import SPLITS, load_questions
 from serve.openapi import OPERATIONS
 from tests.support.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving

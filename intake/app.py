@@ -34,11 +34,17 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from foundations.problem_details import (
+    ProblemError,
+    handle_problem,
+    handle_unexpected,
+    problem_response,
+    router_problem,
+)
+from foundations.settings import Settings, load_settings
+from inputs.bench_sheets import SheetError
 from intake.sheet_validation import Reference, validate_sheet
 from intake.store import IntakeStore, Receipt
-from reuse_data.bench_sheets import SheetError
-from reuse_data.problem_details import ProblemError, handle_problem, handle_unexpected, problem_response, router_problem
-from reuse_data.settings import Settings, load_settings
 from warehouse.snapshots import current_version, read_tables, snapshot_path
 
 logger = logging.getLogger("uvicorn.error")

@@ -19,8 +19,8 @@ import urllib.request
 from pathlib import Path
 from typing import Any
 
+from foundations.settings import load_settings
 from intake.store import IntakeError, IntakeStore
-from reuse_data.settings import load_settings
 
 DEFAULT_INTAKE_URL = "http://127.0.0.1:8001"
 
@@ -42,7 +42,7 @@ def is_loopback(host: str) -> bool:
 def command_intake(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from reuse_data.http_limits import BOUNDED_HTTP
+    from foundations.http_limits import BOUNDED_HTTP
 
     if not is_loopback(args.host) and not args.allow_public:
         _print(

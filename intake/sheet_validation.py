@@ -17,9 +17,9 @@ from typing import Any
 
 import polars as pl
 
-from reuse_data.bench_sheets import SHEET_COLUMNS, SheetError, parse_reading, parse_sheet_date, read_sheet_rows
-from reuse_data.input_problems import RowProblem
-from reuse_data.settings import PROJECT_ROOT
+from foundations.input_problems import RowProblem
+from foundations.settings import PROJECT_ROOT
+from inputs.bench_sheets import SHEET_COLUMNS, SheetError, parse_reading, parse_sheet_date, read_sheet_rows
 
 UNIT_CONVERSIONS = PROJECT_ROOT / "sql" / "seeds" / "unit_conversions.csv"
 

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from reuse_data.durable_files import replace_durably
+from foundations.durable_files import replace_durably
 
 TOKEN_PREFIX = "rdt_"
 """Starts every tester token: recognisable in a leaked log, and never read as a command-line option

@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from foundations.settings import Settings, SettingsError
 from pipelines.build_lock import STARTED_BY_TAG, BuildHolder, one_build_at_a_time, started_by
-from reuse_data.settings import Settings, SettingsError
 
 if TYPE_CHECKING:
     from dagster import AssetKey

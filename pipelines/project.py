@@ -15,7 +15,7 @@ from pathlib import Path
 
 from dagster_dbt import DbtProject
 
-from reuse_data.settings import PROJECT_ROOT, load_settings
+from foundations.settings import PROJECT_ROOT, load_settings
 
 settings = load_settings()
 # profiles.yml reads the warehouse path from the environment, so dbt and Dagster agree.

@@ -18,9 +18,9 @@ from dagster import ConfigurableResource, InitResourceContext
 from dagster_dbt import DbtCliResource
 from packaging.version import Version
 
+from foundations.settings import Settings, load_settings
 from pipelines.build_lock import BuildAlreadyRunning, BuildHolder, one_build_at_a_time, started_by
 from pipelines.project import dbt_project
-from reuse_data.settings import Settings, load_settings
 
 TERMINATE_TO_STOP = "terminate this run in the Dagster UI to stop"
 

@@ -34,11 +34,11 @@ from dagster import (
     sensor,
 )
 
+from foundations.settings import Settings
 from intake.store import IntakeStore
 from pipelines.assets.dbt import warehouse_built_from_project
 from pipelines.resources import SettingsResource
 from pipelines.schedules import build_and_publish
-from reuse_data.settings import Settings
 from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA
 
 INTAKE_STATE_TAG = "reuse-data/intake-state"

@@ -7,8 +7,8 @@ import os
 import sys
 from pathlib import Path
 
+from foundations.settings import DEFAULT_BASE_URL, PROJECT_ROOT, SettingsError, load_settings
 from intake.cli import add_intake_commands
-from reuse_data.settings import DEFAULT_BASE_URL, PROJECT_ROOT, SettingsError, load_settings
 
 EPILOG = f"""\
 environment:
@@ -164,7 +164,7 @@ def command_snapshots_push(args: argparse.Namespace) -> int:
 
 
 def command_demo_generate(args: argparse.Namespace) -> int:
-    from reuse_data.demo_publisher import generate
+    from inputs.demo_publisher import generate
 
     if args.products < 13 or args.measurements < 0:
         _print("error: --products must be at least 13 (one per category) and --measurements not negative")
@@ -183,7 +183,7 @@ def command_demo_generate(args: argparse.Namespace) -> int:
 def command_serve(args: argparse.Namespace) -> int:
     import uvicorn
 
-    from reuse_data.http_limits import BOUNDED_HTTP
+    from foundations.http_limits import BOUNDED_HTTP
     from warehouse.snapshots import current_version
 
     if args.workers < 1:

@@ -13,8 +13,8 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
-from reuse_data.problem_details import ProblemError, handle_problem, handle_unexpected
-from reuse_data.settings import Settings, load_settings
+from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
+from foundations.settings import Settings, load_settings
 from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
 from serve.access_log import AccessLog
 from serve.http.cors import Preflight

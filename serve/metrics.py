@@ -40,7 +40,7 @@ from prometheus_client.registry import Collector
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reuse_data.durable_files import replace_durably
+from foundations.durable_files import replace_durably
 
 if TYPE_CHECKING:
     from serve.replica import ReleaseFollower

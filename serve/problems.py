@@ -1,4 +1,4 @@
-"""The public API's own words for the router's errors (its other problems are ``reuse_data.problem_details``)."""
+"""The public API's own words for the router's errors (its other problems are ``foundations.problem_details``)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
-from reuse_data.problem_details import router_problem
+from foundations.problem_details import router_problem
 
 
 async def handle_http_exception(request: Request, error: Exception) -> Response:

@@ -30,7 +30,7 @@ from typing import Any, BinaryIO
 
 import zstandard
 
-from reuse_data.input_problems import sha256_of
+from foundations.input_problems import sha256_of
 from serve import crawler_files, documents, openapi, table_descriptions
 from serve.openapi import BENCH_COLUMNS, OPERATIONS
 from serve.release import (

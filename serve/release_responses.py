@@ -24,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from reuse_data.problem_details import ProblemError
+from foundations.problem_details import ProblemError
 from serve.http.compression import negotiate
 from serve.http.conditional import CACHE_CONTROL, REVALIDATION_HEADERS, cache_headers, etag_matches
 from serve.release import ENCODINGS, Release, media_type_of

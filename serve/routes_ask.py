@@ -9,7 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from reuse_data.problem_details import ProblemError
+from foundations.problem_details import ProblemError
 from serve import params
 from serve.ask.encoder import Encoder
 from serve.ask.engine import AskEngine

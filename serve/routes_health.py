@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from reuse_data.problem_details import ProblemError
+from foundations.problem_details import ProblemError
 
 NOT_CACHED = {"Cache-Control": "no-store"}
 

@@ -8,7 +8,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from reuse_data.problem_details import ProblemError
+from foundations.problem_details import ProblemError
 from serve import params
 from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
 from serve.http.compression import accepts_gzip

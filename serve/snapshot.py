@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import duckdb
 
-from reuse_data.problem_details import ProblemError
+from foundations.problem_details import ProblemError
 from serve.ask.language import LANGUAGES
 from serve.release import Release
 from warehouse.contract import DATA_DICTIONARY_TABLE

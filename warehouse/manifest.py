@@ -14,7 +14,7 @@ from pathlib import Path
 
 import orjson
 
-from reuse_data.file_digests import file_digests
+from foundations.file_digests import file_digests
 
 MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = 1
@@ -105,7 +105,7 @@ def verify(folder: Path, manifest: Manifest) -> None:
     """Raise ReleaseError naming every file of ``manifest`` that is missing from ``folder`` or differs.
 
     Sizes first (a missing or truncated file is found without reading any), then every file's
-    sha256 on as many threads as there are cores (``reuse_data.file_digests``, with no cache:
+    sha256 on as many threads as there are cores (``foundations.file_digests``, with no cache:
     a release is checked by its content, never by its files' stat).
     """
     faults, to_hash = [], []

@@ -20,9 +20,9 @@ from pathlib import Path
 import duckdb
 import polars as pl
 
-from reuse_data.bench_sheets import SHEET_COLUMNS, SHEET_ROW_SCHEMA, SheetError, check_rows, sheet_file_rows
-from reuse_data.file_digests import file_digests
-from reuse_data.input_problems import RowProblem
+from foundations.file_digests import file_digests
+from foundations.input_problems import RowProblem
+from inputs.bench_sheets import SHEET_COLUMNS, SHEET_ROW_SCHEMA, SheetError, check_rows, sheet_file_rows
 
 RAW_SCHEMA = "raw"
 BENCH_TABLE = "bench_readings"

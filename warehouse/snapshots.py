@@ -24,7 +24,7 @@ from typing import Any
 
 import duckdb
 
-from reuse_data.durable_files import fsync_directory, replace_durably
+from foundations.durable_files import fsync_directory, replace_durably
 from warehouse.contract import MARTS_SCHEMA, PUBLISH_CHECKS, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE, STORED_ORDER
 from warehouse.manifest import MANIFEST_FILE, write_manifest
 

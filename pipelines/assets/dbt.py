@@ -8,10 +8,10 @@ from typing import Any
 from dagster import AssetExecutionContext, AssetKey
 from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
 
+from foundations.settings import Settings
 from pipelines.assets.ingest import RAW_SCHEMA
 from pipelines.project import dbt_project, project_fingerprint
 from pipelines.resources import SettingsResource, WarehouseResource
-from reuse_data.settings import Settings
 
 
 class ReuseDataTranslator(DagsterDbtTranslator):

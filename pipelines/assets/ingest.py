@@ -10,10 +10,9 @@ import datetime as dt
 import polars as pl
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Failure, MaterializeResult, MetadataValue, asset
 
-from intake.store import IntakeStore
-from pipelines.resources import InputsResource, SettingsResource, WarehouseResource
-from reuse_data.bench_sheets import SHEET_SUFFIXES, SheetError
-from reuse_data.editorial_export import (
+from foundations.input_problems import InputProblems
+from inputs.bench_sheets import SHEET_SUFFIXES, SheetError
+from inputs.editorial_export import (
     EXPORT_TABLES,
     ExportError,
     ExportTable,
@@ -21,7 +20,8 @@ from reuse_data.editorial_export import (
     export_schema,
     read_export_table,
 )
-from reuse_data.input_problems import InputProblems
+from intake.store import IntakeStore
+from pipelines.resources import InputsResource, SettingsResource, WarehouseResource
 from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA, SheetSource, folder_sources, load_bench_sheets
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 
-from reuse_data.settings import load_settings
+from foundations.settings import load_settings
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""The request head is bounded (reuse_data/http_limits.py), on the real server: a request line or
+"""The request head is bounded (foundations/http_limits.py), on the real server: a request line or
 headers past ``MAX_HEAD_BYTES`` get 414 or 431 as problem+json, whether they arrive at once or
 trickle in, and the server goes on serving everyone else.
 """
@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from reuse_data.http_limits import MAX_HEAD_BYTES
+from foundations.http_limits import MAX_HEAD_BYTES
 from tests.support.harness import Server, request_head
 
 PATH = "/api/public/dataset.json"

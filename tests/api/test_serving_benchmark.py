@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from reuse_data.settings import PROJECT_ROOT
+from foundations.settings import PROJECT_ROOT
 from tests.support.harness import copy_home, home_environment
 
 pytestmark = pytest.mark.skipif(

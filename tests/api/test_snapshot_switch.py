@@ -22,7 +22,7 @@ from urllib.parse import quote
 import duckdb
 import pytest
 
-from reuse_data.problem_details import ProblemError
+from foundations.problem_details import ProblemError
 from serve.ask.engine import MissingTables
 from serve.release_files import publish_release
 from serve.routes_ask import prepare_ask

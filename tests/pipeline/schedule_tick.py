@@ -21,7 +21,7 @@ import logging
 import sys
 import time
 
-from reuse_data.settings import PROJECT_ROOT, load_settings
+from foundations.settings import PROJECT_ROOT, load_settings
 
 SCHEDULE = "daily_build"
 

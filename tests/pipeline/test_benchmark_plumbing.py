@@ -12,7 +12,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from reuse_data.settings import PROJECT_ROOT
+from foundations.settings import PROJECT_ROOT
 from tests.support.harness import home_environment
 
 NUMBER = r"[\d.]+"

@@ -29,8 +29,8 @@ import duckdb
 import pytest
 from openpyxl import load_workbook
 
+from foundations.settings import load_settings
 from pipelines.build import latest_materialization_metadata
-from reuse_data.settings import load_settings
 from tests.conftest import PROJECT_ROOT, copy_demo, run_cli
 from tests.support.harness import edit_sheet_readings, start_build
 from warehouse.snapshots import current_version, open_snapshot, snapshot_path, versions

@@ -28,7 +28,7 @@ from pathlib import Path
 
 import duckdb
 
-from reuse_data.settings import PROJECT_ROOT, Settings, load_settings
+from foundations.settings import PROJECT_ROOT, Settings, load_settings
 from serve.release_files import publish_release
 from warehouse.contract import CHECKED_TABLES, MARTS_SCHEMA, PUBLISHED_TABLES
 

@@ -7,7 +7,7 @@ import polars as pl
 import pytest
 from openpyxl import Workbook
 
-from reuse_data.bench_sheets import (
+from inputs.bench_sheets import (
     SHEET_COLUMNS,
     SHEET_ROW_SCHEMA,
     SheetError,

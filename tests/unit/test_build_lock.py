@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from foundations.settings import SettingsError, load_settings
 from pipelines.build import DAGSTER_POSTGRES_URL_VARIABLE, DAGSTER_YAML, POSTGRES_URL_SCHEME, prepare_environment
 from pipelines.build_lock import BuildAlreadyRunning, BuildHolder, one_build_at_a_time
-from reuse_data.settings import SettingsError, load_settings
 from tests.conftest import PROJECT_ROOT
 
 HOLDER = BuildHolder("1d7e4b38-9a51-4c59-8d3e-4c1b7a0f2e61", "schedule daily_build", "2026-11-24 04:15:02 UTC")

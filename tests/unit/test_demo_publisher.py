@@ -5,7 +5,7 @@ from pathlib import Path
 
 from openpyxl import load_workbook
 
-from reuse_data.demo_publisher import generate, load_vocabulary
+from inputs.demo_publisher import generate, load_vocabulary
 from tests.conftest import DEMO
 
 DEMO_PRODUCTS, DEMO_MEASUREMENTS = 96, 2400

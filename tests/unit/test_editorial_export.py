@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from reuse_data.editorial_export import EXPORT_TABLES, ExportError, read_export_table
+from inputs.editorial_export import EXPORT_TABLES, ExportError, read_export_table
 from tests.conftest import DEMO
 
 TABLES = {spec.table: spec for spec in EXPORT_TABLES}

@@ -6,7 +6,7 @@ import os
 import time
 from pathlib import Path
 
-from reuse_data.file_digests import file_digests
+from foundations.file_digests import file_digests
 
 
 def settled_file(path: Path, text: str) -> Path:

@@ -7,7 +7,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from reuse_data.bench_sheets import SHEET_SUFFIXES, SheetError
+from inputs.bench_sheets import SHEET_SUFFIXES, SheetError
 from warehouse.raw_bench import QUALIFIED_TABLE, folder_sources, load_bench_sheets
 
 HEADER = "product,protocol,sample,reading,unit,tester,date,notes\n"

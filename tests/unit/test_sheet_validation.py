@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from inputs.bench_sheets import SheetError
 from intake.sheet_validation import Protocol, Reference, read_conversions, validate_sheet
-from reuse_data.bench_sheets import SheetError
 
 REFERENCE = Reference(
     product_categories={"steel-flask": "drinkware", "canvas-tote": "bags"},

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import polars as pl
 
-from reuse_data.input_problems import InputProblems, RowProblem, sha256_of
+from foundations.input_problems import InputProblems, RowProblem, sha256_of
 
 SHEET_COLUMNS = ["product", "protocol", "sample", "reading", "unit", "tester", "date", "notes"]
 REQUIRED_CELLS = ["product", "protocol", "sample", "reading", "unit", "tester", "date"]

@@ -17,7 +17,7 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from reuse_data.input_problems import InputProblems, RowProblem, sha256_of
+from foundations.input_problems import InputProblems, RowProblem, sha256_of
 
 TEXT, NUMBER, LIST, MAPPING, TIMESTAMP = "text", "number", "list", "mapping", "timestamp"
 TRANSLATED = MAPPING  # a mapping of language code to text; completeness is checked in dbt

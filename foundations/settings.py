@@ -72,7 +72,7 @@ class Settings:
 
     @property
     def bench_digests_path(self) -> Path:
-        """The bench sheets' sha256 by their stat (``reuse_data.file_digests``), beside the warehouse."""
+        """The bench sheets' sha256 by their stat (``foundations.file_digests``), beside the warehouse."""
         return self.warehouse_path.with_name("bench-sheet-digests.json")
 
     @property

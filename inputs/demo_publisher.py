@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 from openpyxl import Workbook
 
-from reuse_data.bench_sheets import SHEET_COLUMNS
+from inputs.bench_sheets import SHEET_COLUMNS
 
 VOCABULARY_PATH = Path(__file__).with_name("demo_vocabulary.yml")
 UNTESTED_SHARE = 0.07  # share of planned slots the lab has not reached yet

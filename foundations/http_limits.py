@@ -18,10 +18,10 @@ from __future__ import annotations
 import orjson
 from uvicorn.protocols.http.httptools_impl import STATUS_LINE, HttpToolsProtocol
 
-from reuse_data.problem_details import problem_body
+from foundations.problem_details import problem_body
 
 MAX_HEAD_BYTES = 32 * 1024
-BOUNDED_HTTP = "reuse_data.http_limits:BoundedHttpToolsProtocol"
+BOUNDED_HTTP = "foundations.http_limits:BoundedHttpToolsProtocol"
 _EXCEEDS = {414: "request line exceeds", 431: "request line and headers exceed"}
 
 

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from reuse_data.durable_files import replace_durably
-from reuse_data.input_problems import sha256_of
+from foundations.durable_files import replace_durably
+from foundations.input_problems import sha256_of
 
 RACY_SECONDS = 2.0
 
