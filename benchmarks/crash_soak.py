@@ -41,9 +41,8 @@ from benchmarks.results import machine, markdown_table, record
 from foundations.settings import PROJECT_ROOT
 from tests.support import harness
 from tests.support.harness import Server, edit_sheet_readings, home_layout, serving
-from warehouse.contract import PUBLISHED_TABLES
 from warehouse.manifest import ReleaseError, read_manifest, verify
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path, versions
+from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path, snapshot_tables, versions
 
 PHASES = ("ingest", "dbt", "publish")
 # The build's progress lines that open each phase (see pipelines/build.py).
@@ -177,7 +176,7 @@ def check_snapshot(home: Path, before: str) -> str:
     except ReleaseError as error:
         raise SystemExit(f"CURRENT names a release that is not whole: {error}") from error
     with open_snapshot(folder / SNAPSHOT_FILE) as connection:
-        for table in PUBLISHED_TABLES:
+        for table in snapshot_tables(connection):
             connection.execute(f'SELECT count(*) FROM "{table}"').fetchall()
     return "kept" if current == before else "new"
 

@@ -27,7 +27,6 @@ from serve.openapi import OPERATIONS
 from serve.release import DOWNLOADS_DIR
 from serve.site import DEFAULT_LANGUAGE, language_url, translated
 from serve.snapshot import Snapshot
-from warehouse.contract import DISTRIBUTED_TABLES
 
 # The sitemap protocol's limits, per sitemap file.
 SITEMAP_MAX_URLS = 50_000
@@ -214,7 +213,7 @@ def write_llms_txt(out: BinaryIO, snapshot: Snapshot) -> None:
             "schema.org Dataset: every distribution with its size and sha256, the measured variables, a citation.",
         ),
     ]
-    for table in DISTRIBUTED_TABLES:
+    for table in snapshot.distributed_tables:
         lines.append(
             markdown_link(f"{table}.parquet", f"{base_url}/{DOWNLOADS_DIR}/{table}.parquet", f"The {table} table.")
         )

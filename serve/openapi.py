@@ -352,6 +352,11 @@ def query(name: str, schema: Schema, description: str, required: bool = False) -
     return {"name": name, "in": "query", "required": required, "schema": schema, "description": description}
 
 
+def required_text(name: str, max_length: int, description: str) -> Schema:
+    """A required query parameter of text: at most ``max_length`` characters, not blank, no NUL."""
+    return query(name, {"type": "string", "maxLength": max_length, "pattern": REQUIRED_TEXT_PATTERN}, description, True)
+
+
 def limit_parameter(default: int, maximum: int) -> Schema:
     return query(
         "limit",
@@ -393,12 +398,7 @@ OPERATIONS: tuple[Operation, ...] = (
         ref("AskResponse"),
         example="q=Which+insulated+bottle+keeps+tea+hot+all+day",
         parameters=[
-            query(
-                "q",
-                {"type": "string", "maxLength": MAX_Q_LENGTH, "pattern": REQUIRED_TEXT_PATTERN},
-                "The question, in any language.",
-                True,
-            ),
+            required_text("q", MAX_Q_LENGTH, "The question, in any language."),
             limit_parameter(ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT),
             query(
                 "lang",
@@ -439,12 +439,7 @@ OPERATIONS: tuple[Operation, ...] = (
         ref("PageResponse"),
         example="path=/guides/start-here",
         parameters=[
-            query(
-                "path",
-                {"type": "string", "maxLength": MAX_PATH_LENGTH, "pattern": REQUIRED_TEXT_PATTERN},
-                f"Site path /<section>/<slug>; sections are {', '.join(SECTIONS)}.",
-                True,
-            )
+            required_text("path", MAX_PATH_LENGTH, f"Site path /<section>/<slug>; sections are {', '.join(SECTIONS)}.")
         ],
         not_found=True,
     ),

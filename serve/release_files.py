@@ -42,7 +42,7 @@ from serve.release import (
     PageIndex,
 )
 from serve.snapshot import Snapshot, read_snapshot
-from warehouse.contract import DISTRIBUTED_TABLES, STORED_ORDER
+from warehouse.contract import STORED_ORDER
 from warehouse.reference_data import SECTIONS
 from warehouse.snapshots import SnapshotInfo, publish, sql_string
 
@@ -126,7 +126,7 @@ def write_distributions(
     (folder / DOWNLOADS_DIR).mkdir(parents=True, exist_ok=True)
     written: list[tuple[str, str, str | None]] = []  # (path, what it holds, its table)
     tables: dict[str, table_descriptions.DescribedTable] = {}
-    for table in DISTRIBUTED_TABLES:
+    for table in snapshot.distributed_tables:
         columns = (
             ", ".join(f'"{c}"' for c in BENCH_COLUMNS)
             if table == "bench_measurements"

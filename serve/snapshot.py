@@ -134,6 +134,12 @@ class Snapshot:
             raise RuntimeError(f"snapshot {self.version} is being published: it has no release files yet")
         return self.release
 
+    @property
+    def distributed_tables(self) -> tuple[str, ...]:
+        """The tables the release offers whole as downloads: every table its data dictionary
+        describes, but the dictionary itself (which describes them rather than being one)."""
+        return tuple(table for table in self.dictionary if table != DATA_DICTIONARY_TABLE)
+
     def private_columns(self, table: str) -> tuple[str, ...]:
         """The columns of ``table`` the dictionary marks private: bookkeeping no client is shown."""
         return tuple(row["column_name"] for row in self.dictionary.get(table, ()) if not row["is_public"])

@@ -1,8 +1,13 @@
 """The contract of a published snapshot: which mart tables it holds.
 
-The server reads only these tables; the publish step copies exactly these from the build
-warehouse's ``marts`` schema, and the Dagster publish asset depends on exactly these models.
+dbt's manifest decides: a release publishes every mart with an enforced contract (listed in
+the build's data dictionary, ``published_columns``), and the ask engine's tables. The publish
+step copies exactly these from the build warehouse's ``marts`` schema, the Dagster publish
+asset depends on exactly these, and the snapshot records their names.
 """
+
+from collections.abc import Mapping
+from typing import Any
 
 MARTS_SCHEMA = "marts"
 
@@ -21,33 +26,22 @@ ASK_TABLES = (ASK_VECTORS_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, ASK_EN
 # its type, description and keys. dataset.json's Croissant and the data package are written from it.
 DATA_DICTIONARY_TABLE = "published_columns"
 
-PUBLISHED_TABLES: tuple[str, ...] = (
-    "products",
-    "bench_measurements",
-    "bench_readings",
-    "recommendations",
-    "answers",
-    "content",
-    "pages",
-    "changes",
-    "claims",
-    "corpus_documents",
-    "dataset_statistics",
-    "categories",
-    "protocols",
-    "people",
-    "publisher",
-    "languages",
-    DATA_DICTIONARY_TABLE,
-    *ASK_TABLES,
-)
 
-# The tables a release offers whole as distributions (the ask engine's index is its own; the data
-# dictionary describes the distributions rather than being one). Which of their columns are
-# bookkeeping, never shown, the dictionary says (``meta: {public: false}`` in dbt's schema.yml).
-DISTRIBUTED_TABLES: tuple[str, ...] = tuple(
-    t for t in PUBLISHED_TABLES if t not in (*ASK_TABLES, DATA_DICTIONARY_TABLE)
-)
+def contracted_models(manifest: Mapping[str, Any]) -> tuple[str, ...]:
+    """The marts a release publishes, as dbt's manifest says: every model with an enforced
+    contract (the rule by which the data dictionary lists its tables). The ask engine's
+    tables (``ASK_TABLES``), written by Python assets, are published beside them."""
+    return tuple(
+        sorted(
+            node["name"]
+            for node in manifest["nodes"].values()
+            if node["resource_type"] == "model" and node["config"]["contract"]["enforced"]
+        )
+    )
+
+
+# The marts a build warehouse publishes, as its data dictionary (built from dbt's manifest) lists them.
+PUBLISHED_MARTS_SQL = f"SELECT DISTINCT table_name FROM {{marts}}.{DATA_DICTIONARY_TABLE} ORDER BY table_name"
 
 # Marts the publish checks read but do not copy into the snapshot.
 CHECKED_TABLES: tuple[str, ...] = (ASK_TEXTS_TABLE,)

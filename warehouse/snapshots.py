@@ -25,7 +25,14 @@ from typing import Any
 import duckdb
 
 from foundations.durable_files import fsync_directory, replace_durably
-from warehouse.contract import MARTS_SCHEMA, PUBLISH_CHECKS, PUBLISHED_TABLES, SNAPSHOT_INFO_TABLE, STORED_ORDER
+from warehouse.contract import (
+    ASK_TABLES,
+    MARTS_SCHEMA,
+    PUBLISH_CHECKS,
+    PUBLISHED_MARTS_SQL,
+    SNAPSHOT_INFO_TABLE,
+    STORED_ORDER,
+)
 from warehouse.manifest import MANIFEST_FILE, write_manifest
 
 CURRENT_FILE = "CURRENT"
@@ -54,7 +61,8 @@ class SnapshotInfo:
     published_at: dt.datetime
     size_bytes: int
     is_current: bool
-    row_counts: dict[str, int]
+    row_counts: dict[str, int]  # of the tables it holds
+    tables: tuple[str, ...]  # the tables it was published with
 
 
 def new_version(now: dt.datetime) -> str:
@@ -188,6 +196,10 @@ def sql_string(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
+def missing_table(error: duckdb.CatalogException) -> SnapshotError:
+    return SnapshotError(f"nothing published: a table is missing ({error}); run `reuse-data build`")
+
+
 def refuse_incomplete(connection: duckdb.DuckDBPyConnection, marts: str) -> None:
     """Raise SnapshotError naming every ``PUBLISH_CHECKS`` fault of the marts about to be published."""
     faults = []
@@ -195,11 +207,26 @@ def refuse_incomplete(connection: duckdb.DuckDBPyConnection, marts: str) -> None
         try:
             count = connection.execute(sql.format(marts=marts)).fetchone()[0]
         except duckdb.CatalogException as error:
-            raise SnapshotError(f"nothing published: a table is missing ({error}); run `reuse-data build`") from error
+            raise missing_table(error) from error
         if count:
             faults.append(f"{count} {fault}")
     if faults:
         raise SnapshotError("nothing published: " + "; ".join(faults))
+
+
+def published_tables(connection: duckdb.DuckDBPyConnection, marts: str) -> tuple[str, ...]:
+    """The tables a release of the build ``marts`` publishes: the marts its data dictionary
+    lists (every model dbt's manifest gives an enforced contract), then the ask engine's."""
+    try:
+        listed = connection.execute(PUBLISHED_MARTS_SQL.format(marts=marts)).fetchall()
+    except duckdb.CatalogException as error:
+        raise missing_table(error) from error
+    return (*(row[0] for row in listed), *ASK_TABLES)
+
+
+def snapshot_tables(connection: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
+    """The tables a published snapshot holds, as it recorded them when it was published."""
+    return tuple(connection.execute(f"SELECT tables FROM {SNAPSHOT_INFO_TABLE}").fetchone()[0])
 
 
 def publish(
@@ -237,14 +264,20 @@ def publish(
             build = '"' + build_warehouse.stem.replace('"', '""') + '"'
             connection.execute(f"ATTACH {sql_string(str(build_warehouse))} AS {build} (READ_ONLY)")
             refuse_incomplete(connection, f"{build}.{MARTS_SCHEMA}")
+            tables = published_tables(connection, f"{build}.{MARTS_SCHEMA}")
             base_url = connection.execute(f"SELECT base_url FROM {build}.{MARTS_SCHEMA}.publisher").fetchone()[0]
-            for table in PUBLISHED_TABLES:
+            for table in tables:
                 order = f" ORDER BY {STORED_ORDER[table]}" if table in STORED_ORDER else ""
-                connection.execute(f'CREATE TABLE "{table}" AS SELECT * FROM {build}.{MARTS_SCHEMA}."{table}"{order}')
+                try:
+                    connection.execute(
+                        f'CREATE TABLE "{table}" AS SELECT * FROM {build}.{MARTS_SCHEMA}."{table}"{order}'
+                    )
+                except duckdb.CatalogException as error:
+                    raise missing_table(error) from error
             connection.execute(
                 f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
                 "? AS inputs_fingerprint, ?::VARCHAR[] AS tables, ? AS base_url",
-                [version, published_at, inputs_fingerprint, list(PUBLISHED_TABLES), base_url],
+                [version, published_at, inputs_fingerprint, list(tables), base_url],
             )
             connection.execute(f"DETACH {build}")
             connection.execute("CHECKPOINT")
@@ -289,11 +322,9 @@ def describe(store: Path, version: str) -> SnapshotInfo:
         raise SnapshotError(f"no snapshot {version} in {store} (snapshots there: {known})")
     with open_snapshot(folder / SNAPSHOT_FILE) as connection:
         published_at = connection.execute(f"SELECT published_at FROM {SNAPSHOT_INFO_TABLE}").fetchone()[0]
+        tables = snapshot_tables(connection)
         held = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        # A snapshot published before a table joined the contract lacks it: counted as missing.
-        counts = {
-            t: connection.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in PUBLISHED_TABLES if t in held
-        }
+        counts = {t: connection.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables if t in held}
     return SnapshotInfo(
         version=version,
         path=folder,
@@ -301,6 +332,7 @@ def describe(store: Path, version: str) -> SnapshotInfo:
         size_bytes=sum(p.stat().st_size for p in folder.rglob("*") if p.is_file()),
         is_current=current_version(store) == version,
         row_counts=counts,
+        tables=tables,
     )
 
 
@@ -313,7 +345,11 @@ def rollback(store: Path, version: str, dry_run: bool = False) -> SnapshotInfo:
     """Point ``CURRENT`` back at an earlier snapshot after checking it opens and is complete
     (with ``dry_run``, only the check)."""
     info = describe(store, version)
-    missing = [t for t in PUBLISHED_TABLES if t not in info.row_counts]
+    current = current_version(store)
+    # The tables it was published with, and those of the current one: a snapshot published
+    # before a table joined the contract lacks one the server reads.
+    expected = (*info.tables, *(describe(store, current).tables if current in versions(store) else ()))
+    missing = sorted({t for t in expected if t not in info.row_counts})
     if missing:
         raise SnapshotError(
             f"snapshot {version} lacks tables {missing} (published by an older reuse-data?); choose another version"

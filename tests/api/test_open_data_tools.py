@@ -14,8 +14,8 @@ import pytest
 
 from serve.table_descriptions import UndescribedColumn, describe_table
 from tests.api.conftest import BASE_URL
-from tests.support.harness import Server
-from warehouse.contract import DATA_DICTIONARY_TABLE, DISTRIBUTED_TABLES
+from tests.support.harness import Server, distributed_tables
+from warehouse.contract import DATA_DICTIONARY_TABLE
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path
 
 
@@ -50,14 +50,14 @@ def parquet_columns(server: Server) -> dict[str, list[str]]:
     downloads = snapshot / "api/public/downloads"
     return {
         table: duckdb.sql(f"SELECT * FROM '{downloads / f'{table}.parquet'}' LIMIT 0").columns
-        for table in DISTRIBUTED_TABLES
+        for table in distributed_tables()
     }
 
 
 def test_dataset_json_is_croissant_1_0_with_a_record_set_per_table(dataset: dict, parquet_columns: dict):
     assert dataset["conformsTo"] == "http://mlcommons.org/croissant/1.0"
     record_sets = {record_set["name"]: record_set for record_set in dataset["recordSet"]}
-    assert set(record_sets) == set(DISTRIBUTED_TABLES)
+    assert set(record_sets) == set(distributed_tables())
     for table, columns in parquet_columns.items():
         fields = record_sets[table]["field"]
         assert [field["name"] for field in fields] == list(columns), table
@@ -96,7 +96,7 @@ def test_frictionless_validates_the_data_package_against_the_served_files(server
     address = f"http://{server.host}:{server.port}/api/public/datapackage.json"
     package = server.get("/api/public/datapackage.json").json()
     names = {resource["name"] for resource in package["resources"]}
-    assert names == {*DISTRIBUTED_TABLES, "bench_measurements-csv"}
+    assert names == {*distributed_tables(), "bench_measurements-csv"}
     report = frictionless.validate(address)  # every file fetched from the server, hashed and checked row by row
     assert report.valid, report.flatten(["resourceName", "rowNumber", "fieldName", "type", "note"])[:20]
     assert report.stats["tasks"] == len(names)

@@ -21,8 +21,7 @@ from serve.release import media_type_of
 from serve.routes_catalogue import FIXED_DOCUMENTS
 from serve.table_descriptions import croissant_format
 from tests.api.conftest import BASE_URL
-from tests.support.harness import Server, copy_home, serving
-from warehouse.contract import DISTRIBUTED_TABLES
+from tests.support.harness import Server, copy_home, distributed_tables, serving
 from warehouse.manifest import read_manifest
 from warehouse.snapshots import current_version, release_path
 
@@ -46,7 +45,7 @@ def dataset(server: Server) -> dict:
 
 def test_every_distribution_of_dataset_json_is_served_as_described(server: Server, dataset: dict):
     listed = {entry["contentUrl"].rsplit("/", 1)[1]: entry for entry in dataset["distribution"]}
-    for table in DISTRIBUTED_TABLES:
+    for table in distributed_tables():
         assert f"{table}.parquet" in listed, table
     assert {"bench_measurements.csv", "bench_measurements.jsonl", "products.json", "claims.jsonl"} <= set(listed)
     for entry in dataset["distribution"]:

@@ -30,7 +30,8 @@ import duckdb
 
 from foundations.settings import PROJECT_ROOT, Settings, load_settings
 from serve.release_files import publish_release
-from warehouse.contract import CHECKED_TABLES, MARTS_SCHEMA, PUBLISHED_TABLES
+from warehouse.contract import CHECKED_TABLES, DATA_DICTIONARY_TABLE, MARTS_SCHEMA, contracted_models
+from warehouse.snapshots import published_tables
 
 
 @dataclass
@@ -302,7 +303,7 @@ def inflate_bench(home: Path, copies: int) -> int:
     with duckdb.connect(str(inflated)) as connection:
         connection.execute(f"ATTACH '{demo}' AS demo (READ_ONLY)")
         connection.execute(f"CREATE SCHEMA {MARTS_SCHEMA}")
-        for table in PUBLISHED_TABLES + CHECKED_TABLES:
+        for table in (*published_tables(connection, f"demo.{MARTS_SCHEMA}"), *CHECKED_TABLES):
             source = f"demo.{MARTS_SCHEMA}.{table}"
             if table == "bench_measurements":
                 connection.execute(
@@ -340,3 +341,11 @@ def edit_sheet_readings(inputs: Path, product: str, protocol: str, delta: float)
     if not edited:
         raise ValueError(f"no {protocol} sheet has {product}")
     return edited
+
+
+def distributed_tables() -> set[str]:
+    """The tables a release offers as downloads, by dbt's manifest: every mart with an enforced
+    contract but the data dictionary, which describes them."""
+    from pipelines.project import dbt_project  # parses the dbt project when its manifest is stale
+
+    return set(contracted_models(json.loads(dbt_project.manifest_path.read_bytes()))) - {DATA_DICTIONARY_TABLE}

@@ -9,7 +9,14 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, PUBLISHED_TABLES, STORED_ORDER
+from warehouse.contract import (
+    ASK_ENTRY_ORDER_TABLE,
+    ASK_TABLES,
+    ASK_TEXTS_TABLE,
+    ASK_VECTORS_TABLE,
+    DATA_DICTIONARY_TABLE,
+    STORED_ORDER,
+)
 from warehouse.manifest import ReleaseError, read_manifest, verify
 from warehouse.snapshots import (
     CURRENT_FILE,
@@ -36,10 +43,16 @@ ASK_ROWS = "SELECT * FROM (VALUES ('scenario', 'question', 'en', 'sha-1'), ('ans
 ASK_COLUMNS = "AS t(entry_id, field, language, text_sha256)"
 
 
-def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED_TABLES, vectors: bool = True) -> Path:
+# The marts of the build warehouses below, as their data dictionary lists them (a real build's
+# lists every mart with an enforced contract); publish copies these and the ask engine's tables.
+MARTS = ("answers", "bench_measurements", "claims", "products", "publisher", "recommendations", DATA_DICTIONARY_TABLE)
+PUBLISHED = (*MARTS, *ASK_TABLES)
+
+
+def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED, vectors: bool = True) -> Path:
     """A build warehouse with every published mart holding one row tagged ``marker`` (the ask
-    vectors and the ask entry order one per entry: two), or none of the vectors when ``vectors``
-    is false.
+    vectors and the ask entry order one per entry: two; the data dictionary one per mart), or
+    none of the vectors when ``vectors`` is false.
 
     Tables stored in a fixed order also carry their ordering column, as the real marts do.
     """
@@ -47,6 +60,12 @@ def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED_TABLES, vecto
     connection.execute("CREATE SCHEMA IF NOT EXISTS marts")
     connection.execute(f"CREATE OR REPLACE TABLE marts.{ASK_TEXTS_TABLE} AS {ASK_ROWS}{ASK_COLUMNS}")
     for table in tables:
+        if table == DATA_DICTIONARY_TABLE:
+            connection.execute(
+                f"CREATE OR REPLACE TABLE marts.{table} AS SELECT {marker} AS marker, unnest(?) AS table_name",
+                [list(MARTS)],
+            )
+            continue
         if table == ASK_ENTRY_ORDER_TABLE:
             order = "SELECT * FROM (VALUES (0, 'scenario'), (1, 'answer')) AS t(entry_number, entry_id)"
             connection.execute(f"CREATE OR REPLACE TABLE marts.{table} AS SELECT {marker} AS marker, * FROM ({order})")
@@ -72,7 +91,8 @@ def test_publish_writes_a_read_only_snapshot_and_switches_current(tmp_path: Path
     assert info.version == "20261122T080000000Z"
     assert current_version(store) == info.version
     assert info.is_current and info.row_counts == {
-        **dict.fromkeys(PUBLISHED_TABLES, 1),
+        **dict.fromkeys(PUBLISHED, 1),
+        DATA_DICTIONARY_TABLE: len(MARTS),
         ASK_VECTORS_TABLE: 2,
         ASK_ENTRY_ORDER_TABLE: 2,
     }
@@ -150,7 +170,7 @@ def test_rollback_points_current_back_and_refuses_unknown_versions(tmp_path: Pat
 def test_a_failed_publish_leaves_the_published_snapshot_and_no_leftovers(tmp_path: Path):
     store = tmp_path / "snapshots"
     good = publish(store, make_build_warehouse(tmp_path / "good.duckdb", 1), now=at(0)).version
-    incomplete = make_build_warehouse(tmp_path / "bad.duckdb", 2, tables=PUBLISHED_TABLES[:3])
+    incomplete = make_build_warehouse(tmp_path / "bad.duckdb", 2, tables=PUBLISHED[1:])
     with pytest.raises(SnapshotError, match="a table is missing"):
         publish(store, incomplete, now=at(1))
     assert current_version(store) == good
