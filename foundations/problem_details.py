@@ -11,6 +11,8 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 
+from foundations.media_types import PROBLEM_JSON
+
 PROBLEM_TYPE_BASE = "https://reuse-data.example/problems/"
 TITLES = {
     400: "Invalid request",
@@ -76,7 +78,7 @@ def problem_response(
     if errors:
         body["errors"] = errors
     headers = {"Access-Control-Allow-Origin": "*", "Cache-Control": "no-store", **(extra_headers or {})}
-    return Response(orjson.dumps(body), status_code=status, media_type="application/problem+json", headers=headers)
+    return Response(orjson.dumps(body), status_code=status, media_type=PROBLEM_JSON, headers=headers)
 
 
 async def handle_problem(request: Request, error: Exception) -> Response:

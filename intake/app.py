@@ -34,6 +34,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
+from foundations.media_types import JSON
 from foundations.problem_details import (
     ProblemError,
     handle_problem,
@@ -55,7 +56,7 @@ ZIP_MAGIC = b"PK\x03\x04"  # an XLSX workbook is a zip archive
 
 
 def json_response(body: object, status: int = 200) -> Response:
-    return Response(orjson.dumps(body), status_code=status, media_type="application/json")
+    return Response(orjson.dumps(body), status_code=status, media_type=JSON)
 
 
 def authenticated_tester(request: Request) -> str:

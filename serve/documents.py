@@ -18,9 +18,9 @@ from typing import Any, BinaryIO
 
 import orjson
 
+from foundations.media_types import essence, media_type_of
 from serve import table_descriptions
 from serve.openapi import CC_BY_URL, CHANGE_FIELDS, OPERATIONS, PERSON_FIELDS
-from serve.release import media_type_of
 from serve.snapshot import Snapshot
 from serve.table_descriptions import DescribedTable
 
@@ -323,7 +323,7 @@ def data_package(
             # of datapackage.json, the same release's files; from the current one, the current files.
             "path": os.path.relpath(entry["path"], os.path.dirname(location)),
             "format": table_descriptions.FRICTIONLESS_FORMATS[os.path.splitext(entry["path"])[1]],
-            "mediatype": media_type_of(entry["path"]).split(";")[0],
+            "mediatype": essence(media_type_of(entry["path"])),
             "hash": f"sha256:{entry['sha256']}",
             "rows": tables[entry["table"]].row_count,
             "description": tables[entry["table"]].description,

@@ -11,17 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from foundations.media_types import CSV, JSON, NDJSON, PROBLEM_JSON, TEXT
 from serve.json_schema import Schema, array, boolean, integer, nullable, number, obj, ref, string, timestamp, url
 from serve.record_schemas import TRANSLATED, DictionaryRow, Record, record_schema, translated_schema
 from serve.table_descriptions import CROISSANT_1_0
 from warehouse.reference_data import LANGUAGES, SECTIONS
 
 CC_BY_URL = "https://creativecommons.org/licenses/by/4.0/"
-JSON = "application/json"
-NDJSON = "application/x-ndjson"
-CSV = "text/csv"
-TEXT = "text/plain"
-PROBLEM_JSON = "application/problem+json"
 ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT = 5, 20
 BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT = 5000, 20000
 MAX_Q_LENGTH, MAX_PATH_LENGTH, MAX_FILTER_LENGTH = 1000, 512, 200

@@ -20,24 +20,12 @@ from warehouse.manifest import Manifest, ReleaseError, ReleaseFile, read_manifes
 
 # Content codings a release carries copies in, best first; identity is the file itself.
 ENCODINGS: dict[str, str] = {"zstd": ".zst", "gzip": ".gz"}
-MEDIA_TYPES: dict[str, str] = {
-    ".json": "application/json; charset=utf-8",
-    ".jsonl": "application/x-ndjson",
-    ".csv": "text/csv; charset=utf-8",
-    ".txt": "text/plain; charset=utf-8",
-    ".xml": "application/xml; charset=utf-8",
-    ".parquet": "application/vnd.apache.parquet",
-}
 DOWNLOADS_DIR = "api/public/downloads"
 PAGE_PACK = "records/page.json.pack"  # every page.json document end to end
 PAGE_PACK_GZIP = "records/page.json.pack.gz"  # each of them gzipped alone, end to end
 PAGE_INDEX = "records/page.json.index.npy"  # where each is in the two packs, and its ETag
 PAGE_PATHS = "records/page.json.paths.txt"  # whose: the page paths, one per line, in the index's order
 RELEASES_PREFIX = "/releases/"
-
-
-def media_type_of(path: str) -> str:
-    return MEDIA_TYPES.get(os.path.splitext(path)[1], "application/octet-stream")
 
 
 @dataclass(frozen=True)

@@ -24,10 +24,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
+from foundations.media_types import media_type_of
 from foundations.problem_details import ProblemError
 from serve.http.compression import negotiate
 from serve.http.conditional import CACHE_CONTROL, REVALIDATION_HEADERS, cache_headers, etag_matches
-from serve.release import ENCODINGS, Release, media_type_of
+from serve.release import ENCODINGS, Release
 from warehouse.manifest import ReleaseFile
 
 IMMUTABLE = "public, max-age=31536000, immutable"

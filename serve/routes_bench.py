@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from foundations.media_types import CSV, NDJSON, with_charset
 from serve import params
 from serve.http.responses import streamed
 from serve.openapi import BENCH_COLUMNS, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
@@ -163,7 +164,7 @@ async def bench_jsonl(request: Request) -> Response:
     filters = _filters(request)
     snapshot = request.app.state.snapshots.current
     chunks = export_pages(snapshot, request.app.state.reader_pool, filters, read_jsonl_page)
-    return streamed(request, snapshot, chunks, "application/x-ndjson")
+    return streamed(request, snapshot, chunks, NDJSON)
 
 
 async def bench_csv(request: Request) -> Response:
@@ -175,7 +176,7 @@ async def bench_csv(request: Request) -> Response:
         request,
         snapshot,
         export_pages(snapshot, request.app.state.reader_pool, filters, read_csv_page),
-        "text/csv; charset=utf-8",
+        with_charset(CSV),
         {"Content-Disposition": f'attachment; filename="{name}"'},
     )
 

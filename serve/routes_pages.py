@@ -8,13 +8,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from foundations.media_types import JSON, with_charset
 from foundations.problem_details import ProblemError
 from serve import params
 from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
 from serve.http.compression import accepts_gzip
 from serve.http.conditional import cache_headers, not_modified
 from serve.http.replay import Varies, replayed, varies_on
-from serve.http.responses import JSON, cached
+from serve.http.responses import cached
 from serve.openapi import MAX_PATH_LENGTH
 from serve.snapshot import Snapshot
 
@@ -39,7 +40,7 @@ async def page(request: Request) -> Response:
     headers = cache_headers(snapshot.version, etag)
     if gzipped:
         headers["Content-Encoding"] = "gzip"
-    return Response(release.page(path, gzipped), media_type=JSON, headers=headers)
+    return Response(release.page(path, gzipped), media_type=with_charset(JSON), headers=headers)
 
 
 CHANGES_SQL = (

@@ -27,6 +27,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from foundations.media_types import HTML, with_charset
 from serve import charts, documents
 from serve.http.responses import cached
 from serve.openapi import CHANGE_FIELDS
@@ -34,7 +35,6 @@ from serve.routes_ask import FALLBACK_PATH
 from serve.snapshot import Snapshot
 from warehouse.reference_data import SECTIONS
 
-HTML = "text/html; charset=utf-8"
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
     f"SELECT {', '.join(CHANGE_FIELDS)} FROM changes ORDER BY changed_at DESC, url LIMIT 12"
@@ -402,7 +402,7 @@ def render_api_guide(snapshot: Snapshot) -> bytes:
 async def api_guide(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
     body = snapshot.memo.pages.get_or_build(("/", DEFAULT_LANGUAGE), lambda: render_api_guide(snapshot))
-    return cached(request, snapshot, body, media_type=HTML, key="html:/")
+    return cached(request, snapshot, body, media_type=with_charset(HTML), key="html:/")
 
 
 def render_refusal(snapshot: Snapshot, lang: str | None) -> bytes:
@@ -436,9 +436,9 @@ async def site_page(request: Request, section: str) -> Response:
     if lang is None or path not in snapshot.files.pages:
         status = 404 if lang is not None else 400
         body = render_refusal(snapshot, lang)
-        return Response(body, status, media_type=HTML, headers={"Cache-Control": "no-store"})
+        return Response(body, status, media_type=with_charset(HTML), headers={"Cache-Control": "no-store"})
     body = snapshot.memo.pages.get_or_build((path, lang), lambda: render_page(snapshot, path, lang))
-    return cached(request, snapshot, body, media_type=HTML, key=f"html:{lang}:{path}")
+    return cached(request, snapshot, body, media_type=with_charset(HTML), key=f"html:{lang}:{path}")
 
 
 def routes(base_url: str) -> list[Route]:

@@ -18,7 +18,7 @@ from typing import Any
 import duckdb
 from duckdb.sqltypes import DuckDBPyType
 
-from serve.release import media_type_of
+from foundations.media_types import essence, media_type_of
 from warehouse.contract import DATA_DICTIONARY_TABLE
 
 CROISSANT_1_0 = "http://mlcommons.org/croissant/1.0"
@@ -196,7 +196,7 @@ def croissant_record_set(table: DescribedTable, file_id: str) -> dict[str, Any]:
 
 def croissant_format(path: str) -> str:
     """The format Croissant's readers know a distribution's file by."""
-    return CROISSANT_FORMATS.get(os.path.splitext(path)[1], media_type_of(path).split(";")[0])
+    return CROISSANT_FORMATS.get(os.path.splitext(path)[1], essence(media_type_of(path)))
 
 
 def frictionless_type(column_type: DuckDBPyType) -> str:

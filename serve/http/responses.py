@@ -10,20 +10,19 @@ from typing import TYPE_CHECKING
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
+from foundations.media_types import JSON, with_charset
 from serve.http.compression import GZIP_MINIMUM_BYTES, accepts_gzip, compressed, gzip_stream
 from serve.http.conditional import cache_headers, etag_for, not_modified
 
 if TYPE_CHECKING:
     from serve.snapshot import Snapshot
 
-JSON = "application/json; charset=utf-8"
-
 
 def cached(
     request: Request,
     snapshot: Snapshot,
     body: bytes,
-    media_type: str = JSON,
+    media_type: str = with_charset(JSON),
     vary_language: bool = False,
     extra_headers: dict[str, str] | None = None,
     key: str | None = None,

@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 import zstandard
 
-from serve.release import media_type_of
+from foundations.media_types import media_type_of
 from serve.routes_catalogue import FIXED_DOCUMENTS
 from serve.table_descriptions import croissant_format
 from tests.api.conftest import BASE_URL
