@@ -2,8 +2,10 @@
 
 ``OPERATIONS`` is the one list of what the API serves: the document, the capability index
 (``capabilities.json``) and the tests that check the routes against the document all read it.
-Record schemas are closed (``additionalProperties: false``), so a field the implementation
-adds without documenting it fails the contract tests.
+The records (``RECORDS``: a product, a bench measurement, a page…) are rows of published tables;
+their schemas are generated per release from its data dictionary (``serve.record_schemas``), so
+that a column is described once, in dbt. Record schemas are closed (``additionalProperties:
+false``), so a field the implementation adds without describing it fails the contract tests.
 """
 
 from __future__ import annotations

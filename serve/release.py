@@ -179,11 +179,8 @@ class Release:
     def read(self, path: str, offset: int, length: int) -> bytes:
         return os.pread(self.descriptor(path), length, offset)
 
-    def page(self, path: str, gzipped: bool) -> bytes | None:
-        """The page.json document of the page ``path`` (gzipped if asked), or None."""
-        record = self.pages.get(path)
-        if record is None:
-            return None
+    def page(self, record: PackedRecord, gzipped: bool) -> bytes:
+        """The page.json document of a page its index found (``pages.get``), gzipped if asked."""
         if gzipped:
             return self.read(PAGE_PACK_GZIP, record.gzip_offset, record.gzip_length)
         return self.read(PAGE_PACK, record.offset, record.length)

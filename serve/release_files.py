@@ -133,7 +133,9 @@ def write_distributions(
             else snapshot.public_columns(table)
         )
         select = f'SELECT {columns} FROM "{table}"'
-        tables[table] = table_descriptions.describe_table(snapshot.connection, table, select)
+        tables[table] = table_descriptions.describe_table(
+            snapshot.connection, table, select, snapshot.dictionary[table]
+        )
         if table in STORED_ORDER:
             select += f" ORDER BY {STORED_ORDER[table]}"
         for extension in ("parquet", *TEXT_FORMATS.get(table, ())):

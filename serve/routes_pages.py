@@ -19,6 +19,8 @@ from serve.http.responses import cached
 from serve.openapi import MAX_PATH_LENGTH
 from serve.snapshot import Snapshot
 
+PAGE_MEDIA_TYPE = with_charset(JSON)
+
 
 async def page(request: Request) -> Response:
     path = params.required_text(request, "path", MAX_PATH_LENGTH)
@@ -40,7 +42,7 @@ async def page(request: Request) -> Response:
     headers = cache_headers(snapshot.version, etag)
     if gzipped:
         headers["Content-Encoding"] = "gzip"
-    return Response(release.page(path, gzipped), media_type=with_charset(JSON), headers=headers)
+    return Response(release.page(record, gzipped), media_type=PAGE_MEDIA_TYPE, headers=headers)
 
 
 CHANGES_SQL = (

@@ -280,7 +280,10 @@ def product_record(snapshot: Snapshot, slug: str) -> dict[str, Any] | None:
 
 def page_record(snapshot: Snapshot, path: str) -> dict[str, Any]:
     """The page record at ``path``, read from the release's pack of page.json documents."""
-    return orjson.loads(snapshot.files.page(path, gzipped=False))["page"]
+    record = snapshot.files.pages.get(path)
+    if record is None:
+        raise KeyError(f"no page record at {path}")
+    return orjson.loads(snapshot.files.page(record, gzipped=False))["page"]
 
 
 def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:

@@ -19,7 +19,6 @@ import duckdb
 from duckdb.sqltypes import DuckDBPyType
 
 from foundations.media_types import essence, media_type_of
-from warehouse.contract import DATA_DICTIONARY_TABLE
 
 CROISSANT_1_0 = "http://mlcommons.org/croissant/1.0"
 # Croissant 1.0's JSON-LD context: schema.org as the vocabulary, Croissant's own terms beside it.
@@ -95,6 +94,8 @@ class Column:
     type: DuckDBPyType
     description: str
     references: tuple[str, str] | None  # (table, column) a tested relationship points it at
+    required: bool = False  # never null, as a not_null constraint or test proves
+    accepted_values: tuple[str, ...] = ()  # the values its tests allow (empty: any)
 
 
 @dataclass(frozen=True)
@@ -108,32 +109,28 @@ class DescribedTable:
     row_count: int
 
 
-def describe_table(connection: duckdb.DuckDBPyConnection, table: str, select: str) -> DescribedTable:
-    """``table`` as ``select`` writes it, each column with the dictionary's description; raises
-    UndescribedColumn for a column the dictionary lacks or keeps private."""
-    dictionary = {
-        row[0]: row[1:]
-        for row in connection.execute(
-            "SELECT column_name, description, is_public, is_primary_key, references_table, references_column, "
-            f"table_description FROM {DATA_DICTIONARY_TABLE} WHERE table_name = ?",
-            [table],
-        ).fetchall()
-    }
+def describe_table(
+    connection: duckdb.DuckDBPyConnection, table: str, select: str, dictionary: list[dict[str, Any]]
+) -> DescribedTable:
+    """``table`` as ``select`` writes it, each column as the ``dictionary``'s rows of the table
+    describe it; raises UndescribedColumn for a column the dictionary lacks or keeps private."""
+    described = {row["column_name"]: row for row in dictionary}
     written = connection.sql(select)
     columns: list[Column] = []
     for name, column_type in zip(written.columns, written.types, strict=True):
-        described = dictionary.get(name)
-        if described is None or not described[1]:
-            why = "is not described" if described is None else "is marked private (meta: {public: false})"
+        row = described.get(name)
+        if row is None or not row["is_public"]:
+            why = "is not described" if row is None else "is marked private (meta: {public: false})"
             raise UndescribedColumn(
                 f"column {name} of the {table} distribution {why} in the dbt project's sql/models/marts/_marts.yml: "
                 "describe it there (with its data_type) or leave it out of the distribution"
             )
-        description, _public, _key, references_table, references_column, _table_description = described
-        references = (references_table, references_column) if references_table else None
-        columns.append(Column(name, column_type, description, references))
-    keys = [name for name, row in dictionary.items() if row[2] and name in written.columns]
-    table_description = next(iter(dictionary.values()))[5] if dictionary else ""
+        references = (row["references_table"], row["references_column"]) if row["references_table"] else None
+        scalar = _type_id(column_type) not in ("list", "struct")
+        values = tuple(row["accepted_values"] or ()) if scalar else ()
+        columns.append(Column(name, column_type, row["description"], references, not row["is_nullable"], values))
+    keys = [row["column_name"] for row in dictionary if row["is_primary_key"] and row["column_name"] in written.columns]
+    table_description = dictionary[0]["table_description"] if dictionary else ""
     row_count = connection.execute(f"SELECT count(*) FROM ({select})").fetchone()[0]
     return DescribedTable(table, table_description, tuple(columns), keys[0] if keys else None, row_count)
 
@@ -211,13 +208,26 @@ def frictionless_type(column_type: DuckDBPyType) -> str:
     return SCALAR_TYPES[type_id][1]
 
 
+def frictionless_field(column: Column) -> dict[str, Any]:
+    """A Table Schema field: its type, description and the constraints its dbt tests prove."""
+    field: dict[str, Any] = {
+        "name": column.name,
+        "type": frictionless_type(column.type),
+        "description": column.description,
+    }
+    constraints: dict[str, Any] = {}
+    if column.required:
+        constraints["required"] = True
+    if column.accepted_values:
+        constraints["enum"] = list(column.accepted_values)
+    if constraints:
+        field["constraints"] = constraints
+    return field
+
+
 def frictionless_schema(table: DescribedTable, resource_names: dict[str, str]) -> dict[str, Any]:
     """The Table Schema of a table; foreign keys to tables of the package (``resource_names``)."""
-    schema: dict[str, Any] = {
-        "fields": [
-            {"name": c.name, "type": frictionless_type(c.type), "description": c.description} for c in table.columns
-        ]
-    }
+    schema: dict[str, Any] = {"fields": [frictionless_field(column) for column in table.columns]}
     if table.primary_key:
         schema["primaryKey"] = [table.primary_key]
     foreign_keys = [

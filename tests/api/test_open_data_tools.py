@@ -16,7 +16,8 @@ from serve.table_descriptions import UndescribedColumn, describe_table
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Server, distributed_tables
 from warehouse.contract import DATA_DICTIONARY_TABLE
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path
+from warehouse.reference_data import seed_rows
+from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path, rows_of
 
 
 def on_this_server(document: dict, server: Server) -> dict:
@@ -105,6 +106,11 @@ def test_frictionless_validates_the_data_package_against_the_served_files(server
     assert {"fields": ["product_slug"], "reference": {"resource": "products", "fields": ["product_slug"]}} in schema[
         "bench_measurements"
     ]["foreignKeys"]
+    # The constraints dbt's tests prove, checked on every row above: a status from its seed, never null.
+    fields = {field["name"]: field for field in schema["bench_measurements"]["fields"]}
+    statuses = [row["status"] for row in seed_rows("slot_statuses")]
+    assert fields["status"]["constraints"] == {"required": True, "enum": statuses}
+    assert "constraints" not in fields["value"]  # null while pending
 
 
 def test_frictionless_finds_files_that_do_not_match_the_package(server: Server, tmp_path: Path):
@@ -135,8 +141,9 @@ def test_frictionless_finds_files_that_do_not_match_the_package(server: Server, 
 def test_a_distributed_column_the_dictionary_does_not_describe_fails_the_publish(server: Server):
     snapshot = release_path(server.store, current_version(server.store)) / SNAPSHOT_FILE
     with duckdb.connect(str(snapshot), read_only=True) as connection:
-        described = describe_table(connection, "languages", "SELECT * FROM languages")
+        dictionary = rows_of(connection, f"SELECT * FROM {DATA_DICTIONARY_TABLE} WHERE table_name = 'languages'")
+        described = describe_table(connection, "languages", "SELECT * FROM languages", dictionary)
         assert [c.name for c in described.columns][:2] == ["code", "name"] and described.primary_key == "code"
         with pytest.raises(UndescribedColumn, match="column surprise of the languages distribution is not described"):
-            describe_table(connection, "languages", "SELECT *, 1 AS surprise FROM languages")
+            describe_table(connection, "languages", "SELECT *, 1 AS surprise FROM languages", dictionary)
         assert connection.execute(f"SELECT count(*) FROM {DATA_DICTIONARY_TABLE} WHERE NOT is_public").fetchone()[0]
