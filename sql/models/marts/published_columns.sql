@@ -13,8 +13,8 @@
 
     public: false            bookkeeping, never distributed nor served
     format: uri              the JSON Schema format of a text column (or of a list's items)
-    values_of: seed.column   the values of a list's items: that seed column's
-    accepted_values: [...]   the values of a list's items, where no seed holds them
+    values_of: seed.column   its values (a list: its items'), that seed column's, where no test can say
+    accepted_values: [...]   the same, where no seed holds them
     fields:                  the members of a struct column (or of a list of structs): a
       member: description    description, or {description, nullable, values_of, minimum, maximum, format}
     json_schema: {...}       the shape of a json column's documents, as JSON Schema
