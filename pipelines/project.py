@@ -8,6 +8,7 @@ them (`reuse-data build`, `dagster dev`, or the daemon's code server on a fresh 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import sys
 from collections.abc import Callable
@@ -16,6 +17,7 @@ from pathlib import Path
 from dagster_dbt import DbtProject
 
 from foundations.settings import PROJECT_ROOT, load_settings
+from warehouse.contract import contracted_models
 
 settings = load_settings()
 # profiles.yml reads the warehouse path from the environment, so dbt and Dagster agree.
@@ -31,6 +33,11 @@ dbt_project = DbtProject(
     target_path=settings.dbt_target_dir,
     prepare_project_cli_args=["parse", "--quiet", *settings.dbt_vars],
 )
+
+
+def published_marts() -> tuple[str, ...]:
+    """The marts a release publishes, as the project's manifest lists them (``contracted_models``)."""
+    return contracted_models(json.loads(dbt_project.manifest_path.read_bytes()))
 
 
 def project_files(project_dir: Path) -> list[Path]:

@@ -14,7 +14,7 @@ from serve import params
 from serve.ask.encoder import Encoder
 from serve.ask.engine import AskEngine
 from serve.ask.language import LANGUAGES, negotiate
-from serve.documents import USAGE, encode, envelope
+from serve.documents import USAGE, encode, envelope, record
 from serve.http.responses import cached
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
 from serve.snapshot import Snapshot
@@ -98,9 +98,7 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
     fallback_url = f"{base_url}{FALLBACK_PATH}" + ("" if lang == "en" else f"?lang={lang}")
     return {
         "language": lang,
-        "supported_languages": [
-            {field: row[field] for field in LANGUAGE_FIELDS} for row in snapshot.tables["languages"]
-        ],
+        "supported_languages": [record(row, keep=LANGUAGE_FIELDS) for row in snapshot.tables["languages"]],
         "query": question,
         "answer": results[0]["answer"] if results else None,
         "cite": results[0]["url"] if results else fallback_url,

@@ -1,19 +1,18 @@
 """The publish asset: the marts into a new immutable snapshot, then ``CURRENT`` switches."""
 
 import hashlib
-import json
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
 
 from intake.store import IntakeStore
-from pipelines.project import dbt_project
+from pipelines.project import published_marts
 from pipelines.resources import SettingsResource, WarehouseResource
 from serve.release_files import publish_release
-from warehouse.contract import ASK_TABLES, MARTS_SCHEMA, contracted_models
+from warehouse.contract import ASK_TABLES, MARTS_SCHEMA
 from warehouse.release_store import ReleaseStore
 
 # Every published mart, as dbt's manifest lists them, and the ask engine's tables.
-PUBLISHED_TABLES = (*contracted_models(json.loads(dbt_project.manifest_path.read_bytes())), *ASK_TABLES)
+PUBLISHED_TABLES = (*published_marts(), *ASK_TABLES)
 RAW_FINGERPRINT_SQL = "SELECT DISTINCT _source_file, _source_sha256 FROM raw.{table} ORDER BY ALL"
 
 

@@ -30,7 +30,7 @@ import duckdb
 
 from foundations.settings import PROJECT_ROOT, Settings, load_settings
 from serve.release_files import publish_release
-from warehouse.contract import CHECKED_TABLES, DATA_DICTIONARY_TABLE, MARTS_SCHEMA, contracted_models
+from warehouse.contract import CHECKED_TABLES, DATA_DICTIONARY_TABLE, MARTS_SCHEMA
 from warehouse.snapshots import published_tables
 
 
@@ -346,6 +346,6 @@ def edit_sheet_readings(inputs: Path, product: str, protocol: str, delta: float)
 def distributed_tables() -> set[str]:
     """The tables a release offers as downloads, by dbt's manifest: every mart with an enforced
     contract but the data dictionary, which describes them."""
-    from pipelines.project import dbt_project  # parses the dbt project when its manifest is stale
+    from pipelines.project import published_marts  # parses the dbt project when its manifest is stale
 
-    return set(contracted_models(json.loads(dbt_project.manifest_path.read_bytes()))) - {DATA_DICTIONARY_TABLE}
+    return set(published_marts()) - {DATA_DICTIONARY_TABLE}
