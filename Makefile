@@ -31,7 +31,7 @@ tools:
 
 $(STAMP): pyproject.toml requirements.lock
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev,train]'
 	@touch $(STAMP)
 
 build: setup  ## materialise every asset on the demo and publish a snapshot

@@ -10,7 +10,7 @@ snapshot and at ``--entries`` (default 20,000) synthetic entries made from it; w
 a snapshot of that size costs (the lexical index and the vectors), and what the loaded
 engine holds in memory; and what embedding the demo's texts cold costs.
 
-The baseline is the lexical engine alone (``serve.ask.index``, as served before the fusion).
+The baseline is the lexical engine alone (``ask.index``, as served before the fusion).
 
     python benchmarks/ask_engine.py [--entries 20000] [--record]
     python benchmarks/ask_engine.py --fit      # fit the fusion model on the dev split, write it
@@ -37,11 +37,9 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.results import machine, markdown_table, record  # noqa: E402
-from foundations.settings import load_settings  # noqa: E402
-from serve.ask.encoder import DIMENSIONS, MODEL_ID, Encoder  # noqa: E402
-from serve.ask.engine import AskEngine  # noqa: E402
-from serve.ask.evaluation import (  # noqa: E402
+from ask.encoder import DIMENSIONS, MODEL_ID, Encoder  # noqa: E402
+from ask.engine import AskEngine  # noqa: E402
+from ask.evaluation import (  # noqa: E402
     TARGET_FALSE_NEGATIVE_RATE,
     TARGET_FALSE_POSITIVE_RATE,
     TARGET_TOP1_OVERALL,
@@ -53,12 +51,17 @@ from serve.ask.evaluation import (  # noqa: E402
     run,
     score,
 )
-from serve.ask.fusion import MODEL_PATH, FusionModel  # noqa: E402
-from serve.ask.index import AskIndex  # noqa: E402
-from serve.ask.language import LANGUAGES  # noqa: E402
-from serve.ask.stored_index import index_tables  # noqa: E402
-from serve.snapshot import TABLE_QUERIES, Snapshot, load_snapshot  # noqa: E402
-from warehouse.contract import ASK_VECTORS_TABLE  # noqa: E402
+from ask.fusion import MODEL_PATH, FusionModel  # noqa: E402
+from ask.index import AskIndex  # noqa: E402
+from ask.language import LANGUAGES  # noqa: E402
+from ask.stored_index import index_tables  # noqa: E402
+from benchmarks.results import machine, markdown_table, record  # noqa: E402
+from foundations.settings import load_settings  # noqa: E402
+from serve.snapshot import Snapshot, load_snapshot  # noqa: E402
+from warehouse.contract import (
+    ASK_VECTORS_TABLE,
+    TABLE_QUERIES,
+)
 from warehouse.snapshots import current_version, read_tables  # noqa: E402
 
 SYLLABLES = ("ka", "lo", "mer", "vin", "tor", "sa", "qui", "dra", "nel", "bo", "zu", "fen", "ri", "hal", "pe")

@@ -46,6 +46,7 @@ from urllib.parse import quote
 
 import duckdb
 
+from ask.evaluation import SPLITS, load_questions
 from benchmarks import datasette_site
 from benchmarks.load import (
     Load,
@@ -58,7 +59,6 @@ from benchmarks.load import (
 )
 from benchmarks.results import machine, markdown_table, record
 from foundations.settings import load_settings
-from serve.ask.evaluation import SPLITS, load_questions
 from serve.openapi import OPERATIONS
 from tests.support.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
 from warehouse.contract import MARTS_SCHEMA

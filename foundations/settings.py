@@ -13,6 +13,11 @@ DEFAULT_INTAKE_MAX_BYTES = 10 * 1024 * 1024
 DEFAULT_STALE_BUILD_SECONDS = 15 * 60
 DEFAULT_EMBEDDING_CACHE = PROJECT_ROOT / ".cache" / "ask-vectors.sqlite3"
 DEFAULT_BUILD_WAIT_SECONDS = 30 * 60
+DEFAULT_ASK_MODELS = PROJECT_ROOT / ".cache" / "ask-models"
+# How a build trains the ask encoder when no model was trained on its library yet: ``full``, the
+# recipe a real library needs (minutes); ``short``, a few small steps (the machinery, for CI);
+# ``off``, never (the build uses the publisher's latest model and says how stale it is).
+ASK_TRAINING_CHOICES = ("full", "short", "off")
 
 
 class SettingsError(ValueError):
@@ -30,7 +35,7 @@ class Settings:
     stale_build_seconds: how long a build may log nothing before the intake sensor deems its
         process gone and builds again; ``REUSE_DATA_STALE_BUILD_SECONDS``.
     embedding_cache: the ask engine's entry vectors by model and text hash, shared by every
-        home on the machine (``serve.ask.vector_cache``); ``REUSE_DATA_EMBEDDING_CACHE``.
+        home on the machine (``ask.vector_cache``); ``REUSE_DATA_EMBEDDING_CACHE``.
     publish_to: the object store each publish also uploads its release to, ``s3://bucket/prefix``
         (None: local disk only); ``REUSE_DATA_PUBLISH_TO``. Its endpoint and credentials are the
         usual ``AWS_*`` variables (``warehouse.release_store``).
@@ -44,6 +49,10 @@ class Settings:
         ``REUSE_DATA_ACCESS_LOG`` (``json``, the default, or ``off``).
     metrics: whether the server counts its requests for ``/metrics``; ``REUSE_DATA_METRICS``
         (``on``, the default, or ``off``; the release's own metrics are always there).
+    ask_models: the ask encoders trained on a library, by what they were trained on, shared by
+        every home on the machine like the vector cache; ``REUSE_DATA_ASK_MODELS``.
+    ask_training: how a build trains the ask encoder when none was trained on its library yet
+        (``ASK_TRAINING_CHOICES``); ``REUSE_DATA_ASK_TRAINING``, ``full`` by default.
     """
 
     home: Path
@@ -58,6 +67,8 @@ class Settings:
     serve_from: str | None = None
     access_log: bool = True
     metrics: bool = True
+    ask_models: Path = DEFAULT_ASK_MODELS
+    ask_training: str = "full"
 
     @property
     def dbt_vars(self) -> list[str]:
@@ -116,6 +127,8 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
         serve_from=env.get("REUSE_DATA_SERVE_FROM", "").strip() or None,
         access_log=_choice(env, "REUSE_DATA_ACCESS_LOG", ("json", "off"), "json") == "json",
         metrics=_choice(env, "REUSE_DATA_METRICS", ("on", "off"), "on") == "on",
+        ask_models=Path(env.get("REUSE_DATA_ASK_MODELS") or DEFAULT_ASK_MODELS).expanduser().resolve(),
+        ask_training=_choice(env, "REUSE_DATA_ASK_TRAINING", ASK_TRAINING_CHOICES, "full"),
     )
 
 

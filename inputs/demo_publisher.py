@@ -29,6 +29,7 @@ from pathlib import Path
 import yaml
 from openpyxl import Workbook
 
+from inputs.ask_inputs import QUESTIONS_FOLDER, SHIPPED_ENCODER_FOLDER
 from inputs.bench_sheets import SHEET_COLUMNS
 
 VOCABULARY_PATH = Path(__file__).with_name("demo_vocabulary.yml")
@@ -442,6 +443,12 @@ def copy_editorial(
         (out_editorial / name).write_text(
             yaml.safe_dump(entries, allow_unicode=True, sort_keys=False, width=100), encoding="utf-8"
         )
+    # The labelled questions and the trained ask encoder go along: questions about entries the
+    # copy lacks are left out where they are read, and a build says when the encoder was trained
+    # on other entries.
+    for folder in (QUESTIONS_FOLDER, SHIPPED_ENCODER_FOLDER):
+        if (source / folder).is_dir():
+            shutil.copytree(source / folder, out / folder, dirs_exist_ok=True)
     if dropped:
         report(f"dropped {dropped} comparisons and reviews of products outside the catalogue")
 

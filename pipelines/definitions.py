@@ -2,6 +2,8 @@
 
 from dagster import Definitions, in_process_executor
 
+from pipelines.assets.ask_decision import ask_decision
+from pipelines.assets.ask_encoder import ask_encoder
 from pipelines.assets.ask_index import ask_lexical_index
 from pipelines.assets.ask_vectors import ask_entry_vectors
 from pipelines.assets.dbt import dbt_models
@@ -13,7 +15,15 @@ from pipelines.schedules import build_and_publish, daily_build
 from pipelines.sensors import intake_inbox
 
 defs = Definitions(
-    assets=[*ingest_assets, dbt_models, ask_lexical_index, ask_entry_vectors, published_snapshot],
+    assets=[
+        *ingest_assets,
+        dbt_models,
+        ask_encoder,
+        ask_lexical_index,
+        ask_entry_vectors,
+        ask_decision,
+        published_snapshot,
+    ],
     asset_checks=translation_checks,
     jobs=[build_and_publish],
     schedules=[daily_build],

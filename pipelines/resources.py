@@ -25,12 +25,13 @@ from pipelines.project import dbt_project
 TERMINATE_TO_STOP = "terminate this run in the Dagster UI to stop"
 
 
-PATH_FIELDS = ("home", "inputs", "embedding_cache")  # of SettingsResource: Paths in Settings
+PATH_FIELDS = ("home", "inputs", "embedding_cache", "ask_models")  # of SettingsResource: Paths in Settings
 
 
 class SettingsResource(ConfigurableResource):
     """The settings the assets and sensors act on: where the home and inputs are, the public base
-    URL, the object store a publish uploads to, how long builds may wait or stay silent."""
+    URL, the object store a publish uploads to, how long builds may wait or stay silent, where trained
+    ask encoders are kept and how a build trains one."""
 
     home: str
     inputs: str
@@ -38,6 +39,8 @@ class SettingsResource(ConfigurableResource):
     embedding_cache: str
     publish_to: str | None = None
     stale_build_seconds: int
+    ask_models: str
+    ask_training: str
 
     @classmethod
     def of(cls, settings: Settings) -> SettingsResource:

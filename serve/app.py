@@ -13,6 +13,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
+from ask.encoder_models import ModelStore
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
 from foundations.settings import Settings, load_settings
 from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
@@ -45,6 +46,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
     releases it downloads from the object store into its cache."""
     settings = settings or load_settings()
     log_to_stderr()
+    models = ModelStore(settings.ask_models)
 
     def prepare(snapshot: Snapshot) -> None:
         if snapshot.base_url != settings.base_url:
@@ -56,7 +58,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
                 snapshot.base_url,
                 settings.base_url,
             )
-        routes_ask.prepare_ask(snapshot)
+        routes_ask.prepare_ask(snapshot, models)
 
     if settings.serve_from:
         # Imported here: a server of local releases has no use for the S3 client (4 MB resident).

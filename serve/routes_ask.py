@@ -9,11 +9,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ask.encoder_models import ModelStore
+from ask.engine import AskEngine
+from ask.language import LANGUAGES, negotiate
 from foundations.problem_details import ProblemError
 from serve import params
-from serve.ask.encoder import Encoder
-from serve.ask.engine import AskEngine
-from serve.ask.language import LANGUAGES, negotiate
 from serve.documents import USAGE, encode, envelope, record
 from serve.http.responses import cached
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
@@ -30,11 +30,12 @@ FALLBACK_NOTE = {
 }
 
 
-def prepare_ask(snapshot: Snapshot) -> None:
+def prepare_ask(snapshot: Snapshot, models: ModelStore) -> None:
     """Build the ask engine when the snapshot loads (it switches with the snapshot): the lexical
-    index of its entries and the entry vectors the pipeline stored in it. A snapshot whose
-    vectors this server cannot use fails to load, and the one being served stays."""
-    snapshot.memo.ask_engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, Encoder.shared())
+    index of its entries, the entry vectors the pipeline stored in it, the encoder that made them
+    (made from the snapshot's delta into ``models`` once) and the decision fitted with it. A
+    snapshot whose engine this server cannot build fails to load, and the one being served stays."""
+    snapshot.memo.ask_engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models)
 
 
 def choose_language(request: Request, question: str) -> str:

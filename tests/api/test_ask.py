@@ -7,25 +7,27 @@ from urllib.parse import quote
 
 import pytest
 
-from serve.ask.encoder import Encoder
-from serve.ask.engine import AskEngine
-from serve.ask.evaluation import (
+from ask.encoder_models import ModelStore
+from ask.engine import AskEngine
+from ask.evaluation import (
     COPIED_RUN,
     FLOOR_FALSE_NEGATIVE_RATE,
     FLOOR_FALSE_POSITIVE_RATE,
     FLOOR_TOP1_OVERALL,
     FLOOR_TOP1_PER_LANGUAGE,
     fit_on_dev,
-    load_questions,
     run,
     runs,
     score,
     words,
 )
-from serve.ask.fusion import FusionModel
-from serve.ask.language import LANGUAGES
+from ask.fusion import FusionModel
+from ask.language import LANGUAGES
+from foundations.settings import load_settings
+from inputs.ask_inputs import load_questions
 from serve.snapshot import load_snapshot
 from tests.api.conftest import BASE_URL
+from tests.conftest import DEMO
 from tests.support.harness import Server
 from warehouse.snapshots import current_version
 
@@ -125,7 +127,7 @@ def test_limit_defaults_to_five_and_is_clamped_at_twenty(server: Server):
 def demo_engine(demo_home: Path) -> AskEngine:
     store = demo_home / "snapshots"
     snapshot = load_snapshot(store, current_version(store))
-    return AskEngine.from_snapshot(snapshot.tables, snapshot.connection, Encoder.shared())
+    return AskEngine.from_snapshot(snapshot.tables, snapshot.connection, ModelStore(load_settings().ask_models))
 
 
 def first_id(engine: AskEngine, question: str) -> str | None:
@@ -164,7 +166,7 @@ def test_a_punjabi_question_answered_in_english_finds_the_entry_a_punjabi_speake
 
 
 def test_the_labelled_set_is_large_enough_and_split_once():
-    dev, test = load_questions("dev"), load_questions("test")
+    dev, test = load_questions(DEMO, "dev", LANGUAGES), load_questions(DEMO, "test", LANGUAGES)
     for language in LANGUAGES:
         both = [q for q in dev + test if q.language == language]
         assert sum(bool(q.expected) for q in both) >= 80, language
@@ -175,7 +177,7 @@ def test_the_labelled_set_is_large_enough_and_split_once():
 
 def test_labels_name_entries_of_the_library_and_no_question_copies_one(demo_engine: AskEngine):
     ids = {entry.id for entry in demo_engine.entries}
-    questions = load_questions("dev") + load_questions("test")
+    questions = load_questions(DEMO, "dev", LANGUAGES) + load_questions(DEMO, "test", LANGUAGES)
     assert {label for q in questions for label in q.expected} <= ids
     for language in LANGUAGES:
         run = COPIED_RUN[language]
@@ -191,9 +193,10 @@ def test_labels_name_entries_of_the_library_and_no_question_copies_one(demo_engi
         assert copied == [], f"{language}: questions copying {run} consecutive words of an entry"
 
 
-def test_the_shipped_fusion_model_is_the_fit_of_the_dev_split(demo_engine: AskEngine):
+def test_the_published_decision_is_the_fit_of_the_dev_split(demo_engine: AskEngine):
     unfitted = AskEngine(demo_engine.lexical, demo_engine.vectors, demo_engine.encoder, FusionModel.unfitted())
-    refitted, shipped = fit_on_dev(unfitted), FusionModel.load()
+    shipped = demo_engine.model
+    refitted = fit_on_dev(unfitted, load_questions(DEMO, "dev", LANGUAGES), shipped.fitted_on)
     assert refitted.fitted_on == shipped.fitted_on
     for name, weight in {**shipped.ranking, **shipped.decision, **shipped.decision_bias}.items():
         again = {**refitted.ranking, **refitted.decision, **refitted.decision_bias}[name]
@@ -202,7 +205,7 @@ def test_the_shipped_fusion_model_is_the_fit_of_the_dev_split(demo_engine: AskEn
 
 
 def test_accuracy_on_the_test_split_does_not_fall_below_its_floors(demo_engine: AskEngine):
-    outcomes = run(demo_engine.search, load_questions("test"))
+    outcomes = run(demo_engine.search, load_questions(DEMO, "test", LANGUAGES))
     *by_language, overall = score(outcomes)
     assert overall.top1 >= FLOOR_TOP1_OVERALL, overall
     assert all(s.top1 >= FLOOR_TOP1_PER_LANGUAGE for s in by_language), [(s.label, s.top1) for s in by_language]

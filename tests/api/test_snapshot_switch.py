@@ -10,6 +10,7 @@ header of another would show the wrong number.
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
 import re
 import shutil
@@ -22,8 +23,10 @@ from urllib.parse import quote
 import duckdb
 import pytest
 
+from ask.encoder_models import ModelStore
+from ask.engine import MissingTables
 from foundations.problem_details import ProblemError
-from serve.ask.engine import MissingTables
+from foundations.settings import load_settings
 from serve.release_files import publish_release
 from serve.routes_ask import prepare_ask
 from serve.snapshot import SnapshotHolder
@@ -195,7 +198,7 @@ def test_a_server_started_on_a_snapshot_it_cannot_use_says_why(demo_home: Path, 
     store = copy_home(demo_home, tmp_path / "home") / "snapshots"
     broken = without_ask_vectors(store, current_version(store))
     (store / "CURRENT").write_text(broken + "\n", encoding="utf-8")
-    holder = SnapshotHolder(store, prepare_ask)
+    holder = SnapshotHolder(store, functools.partial(prepare_ask, models=ModelStore(load_settings().ask_models)))
     with pytest.raises(MissingTables):
         holder.load_current()
     with pytest.raises(ProblemError, match=f"snapshot {broken} cannot be served .*ask_vectors.*reuse-data build"):

@@ -4,9 +4,9 @@ import dataclasses
 
 import pytest
 
-from serve.ask.analysis import document_terms, han_terms, is_common_word, question_slots
-from serve.ask.index import TUNED, AskIndex, Entry, answer_fields, recommendation_fields
-from serve.ask.language import LANGUAGES
+from ask.analysis import document_terms, han_terms, is_common_word, question_slots
+from ask.index import TUNED, AskIndex, Entry, answer_fields, recommendation_fields
+from ask.language import LANGUAGES
 
 # A library of three entries has small IDFs: its scores sit far below the absolute threshold
 # calibrated on the demo, so ranking is tested with that threshold off (coverage still applies).

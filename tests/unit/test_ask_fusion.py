@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from serve.ask.dense import EntryVectors, VectorsError
-from serve.ask.encoder import DIMENSIONS, Encoder
-from serve.ask.engine import AskEngine
-from serve.ask.fusion import (
+from ask.dense import EntryVectors, VectorsError
+from ask.encoder import DIMENSIONS, Encoder
+from ask.engine import AskEngine
+from ask.fusion import (
     BENCH_EVIDENCE_BOOST,
     DECISION_FEATURES,
     FEATURES,
@@ -20,8 +20,8 @@ from serve.ask.fusion import (
     logistic_regression,
     margins,
 )
-from serve.ask.index import AskIndex
-from serve.ask.language import LANGUAGES
+from ask.index import AskIndex
+from ask.language import LANGUAGES
 
 RNG = np.random.default_rng(7)
 

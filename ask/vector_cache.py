@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from serve.ask.encoder import DIMENSIONS
+from ask.encoder import DIMENSIONS
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (

@@ -17,7 +17,7 @@ treated as Latin:
 
 A question has no language of its own yet, so a Latin word there may be English or
 Vietnamese typed without marks: it becomes one *slot* with both readings, and an entry is
-credited for the best reading it contains (see ``serve.ask.index``).
+credited for the best reading it contains (see ``ask.index``).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 import Stemmer
 from wordfreq import zipf_frequency
 
-from serve.ask.language import ARABIC, GREEK, GURMUKHI, HAN, HAN_RANGE, VIETNAMESE_LETTERS
+from ask.language import ARABIC, GREEK, GURMUKHI, HAN, HAN_RANGE, VIETNAMESE_LETTERS
 
 # A word: letters and digits, with the combining marks of the scripts served (Python's \w
 # stops at Gurmukhi vowel signs and Arabic harakat, which are marks, not letters).
@@ -46,7 +46,7 @@ _ARABIC_ARTICLE = ("وال", "بال", "كال", "فال", "لل", "ال")
 _GURMUKHI_DROPPED = dict.fromkeys(map(ord, "\u0a3c\u0a71\u0a51\u0a75"))  # nukta, addak, udaat, yakash
 _GURMUKHI_LETTERS = {ord("\u0a70"): "\u0a02", **_GURMUKHI_DROPPED}  # tippi -> bindi
 
-# Stop words, one per line, in serve/ask/stopwords/<lang>.txt. Greek is written in its folded
+# Stop words, one per line, in ask/stopwords/<lang>.txt. Greek is written in its folded
 # form (final sigma as σ, no accents). Vietnamese lists exact spellings only: folded, many
 # collide with content words (ban: bàn "table", bán "sell").
 STOP_WORDS: dict[str, frozenset[str]] = {

@@ -20,7 +20,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from serve.ask.encoder import DIMENSIONS, MODEL_ID
+from ask.encoder import DIMENSIONS
 from warehouse.contract import ASK_VECTORS_TABLE
 
 CANDIDATES = 256
@@ -58,12 +58,15 @@ class EntryVectors:
         return sums / np.linalg.norm(sums, axis=1, keepdims=True)
 
     @classmethod
-    def from_snapshot(cls, connection: duckdb.DuckDBPyConnection, entry_numbers: Mapping[str, int]) -> EntryVectors:
-        """The vectors of a snapshot, refused unless this server's model made them."""
+    def from_snapshot(
+        cls, connection: duckdb.DuckDBPyConnection, entry_numbers: Mapping[str, int], model_id: str
+    ) -> EntryVectors:
+        """The vectors of a snapshot, refused unless ``model_id`` (the encoder questions go through) made them."""
         models = {row[0] for row in connection.execute(f"SELECT DISTINCT model FROM {ASK_VECTORS_TABLE}").fetchall()}
-        if models != {MODEL_ID}:
+        if models != {model_id}:
             raise VectorsError(
-                f"the snapshot's ask vectors were made by {sorted(models)}, this server embeds with {MODEL_ID}"
+                f"the snapshot's ask vectors were made by {sorted(models)}, its questions would be embedded "
+                f"with {model_id}"
             )
         table = connection.sql(f"SELECT entry_id, vector FROM {ASK_VECTORS_TABLE}").to_arrow_table()
         ids = list(entry_numbers)

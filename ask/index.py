@@ -38,8 +38,8 @@ from typing import Any
 
 import numpy as np
 
-from serve.ask.analysis import Slot, document_terms, is_common_word, latin_readings, question_slots, script_of
-from serve.ask.language import LANGUAGES, script_language
+from ask.analysis import Slot, document_terms, is_common_word, latin_readings, question_slots, script_of
+from ask.language import LANGUAGES, script_language
 
 K1 = 1.2
 B = 0.75
@@ -57,7 +57,7 @@ class Tuning:
     # common words shared are not a match. Each analysis has a scale of its own (a Vietnamese
     # word is two or three syllables, each a term; a Han character counts in two bigrams at half
     # weight), so each language has its threshold, calibrated on the labelled set by
-    # ``serve.ask.evaluation.calibrate_min_scores``.
+    # ``ask.evaluation.calibrate_min_scores``.
     min_score: Mapping[str, float]
     sure_coverage: float  # ...unless it covers this share of the question (a short query, fully found)
     unknown_han_bigram: float  # share of an unknown word's weight that an unknown Han bigram counts
@@ -146,7 +146,7 @@ class AskIndex:
     """Postings of BM25F weights, per term, over every entry; searched in well under a millisecond.
 
     ``analyse`` builds one from the entries' texts (the pipeline does, at every build); a server
-    loads the result from the snapshot (``serve.ask.stored_index``) instead of analysing again.
+    loads the result from the snapshot (``ask.stored_index``) instead of analysing again.
     """
 
     def __init__(

