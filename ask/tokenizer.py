@@ -13,8 +13,8 @@ check cannot tell a near miss from the real thing:
    better, positions left to right and pieces shortest first; a character no piece covers is one
    ``<unk>`` at (lowest piece score - 10). ``<s>``, ``</s>``, ``<pad>`` and ``<mask>`` are pieces of
    score 0 (the highest), so written in a text they become their special ids;
-5. at most (the UTF-8 length of prefix and text + 4) tokens are kept, the first ones: the
-   engine's buffer, which only a text whose normalisation expands (e.g. U+FDFA) can overflow;
+5. the first (UTF-8 length of prefix and text + 4) tokens are kept: the engine's buffer, which
+   only a text whose normalisation expands a lot (U+FDFA) fills (``overflows_engine`` says more);
 6. a text of more than ``max_positions - 2`` (510) tokens is cut into windows of 510 (no overlap),
    each fed as ``<s>`` + window + ``</s>`` with positions from 0; its vector is the average of
    the windows' mean-pooled vectors weighted by their token counts (``window_weights``).
@@ -67,7 +67,8 @@ class Tokenizer:
                 head = piece[:2]
                 longest[head] = max(longest.get(head, 0), len(piece))
         self._longest_from = longest
-        self._normalise = {codepoint: "".join(map(chr, outputs)) for codepoint, outputs in section.normalisation.items()}
+        normalisation = section.normalisation
+        self._normalise = {codepoint: "".join(map(chr, outputs)) for codepoint, outputs in normalisation.items()}
 
     @classmethod
     def of(cls, model: ModelFile) -> Tokenizer:
@@ -87,7 +88,7 @@ class Tokenizer:
         return [self.bos, *self.content(text, prefix), self.eos]
 
     def windows(self, text: str, prefix: str = QUERY) -> list[list[int]]:
-        """The inputs the network runs for ``text``: one per 510 tokens (at least one), each with ``<s>`` and ``</s>``."""
+        """The inputs the network runs for ``text``: one per 510 tokens (at least one), each in ``<s>`` … ``</s>``."""
         content = self.content(text, prefix)
         size = self.window_tokens
         count = max(1, math.ceil(len(content) / size))
@@ -130,7 +131,8 @@ class Tokenizer:
         length = len(text)
         find, scores, longest_from = self._piece_ids.get, self._scores, self._longest_from
         unknown_score = self._unknown_score
-        # a sum of two float32 is exact in a double; rounding it to float32 then is float32 addition
+        # a double holds the sum of two float32 finely enough (53 >= 2 * 24 + 2 bits) that rounding it to float32
+        # gives float32 addition's result
         rounding = array("f", [0.0])
         best = [_INITIAL_SCORE] * (length + 1)
         best[0] = 0.0

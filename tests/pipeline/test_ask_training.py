@@ -1,0 +1,130 @@
+"""The ask encoder trained by the pipeline: a library no model was trained on is trained on (the
+short recipe, as the suite sets it), the trained model travels with the release and answers,
+an unchanged library trains nothing, and `reuse-data ask train` ships a model with the inputs.
+
+One module-scoped history: the demo with one more dev question (a library the shipped model was
+not trained on), built; the same inputs built again; `reuse-data ask train --recipe short`; and a
+third build from the inputs that now ship the model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ask.encoder_models import ModelStore, TrainedModel, base_model_bytes, trained_model_id
+from ask.engine import AskEngine
+from ask.library_training import choose_encoder
+from ask.model_delta import apply_model_delta
+from ask.training_set import training_set
+from foundations.settings import load_settings
+from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
+from pipelines.build import latest_materialization_metadata
+from serve.snapshot import load_snapshot
+from tests.conftest import copy_demo, run_cli
+from warehouse.snapshots import current_version
+
+NEW_QUESTION = {"question": "which flask keeps soup hot on a cold football touchline", "expected": ["food-jars-01"]}
+
+
+@dataclass
+class Training:
+    home: Path
+    inputs: Path
+    outputs: list[str]
+
+    def metadata(self, asset: str) -> dict[str, object]:
+        return latest_materialization_metadata(self.home / "dagster", ["marts", asset])
+
+
+def build(home: Path, inputs: Path) -> str:
+    result = run_cli("build", home=home, inputs=inputs)
+    assert result.returncode == 0, result.output[-4000:]
+    return result.output
+
+
+@pytest.fixture(scope="module")
+def training(tmp_path_factory) -> Training:
+    root = tmp_path_factory.mktemp("ask-training")
+    inputs = copy_demo(root / "inputs")
+    with (inputs / "ask_questions" / "dev" / "en.jsonl").open("a", encoding="utf-8") as dev:
+        dev.write(json.dumps({**NEW_QUESTION, "kind": "reworded"}) + "\n")
+    home = root / "home"
+    return Training(home, inputs, [build(home, inputs)])
+
+
+def test_a_library_no_model_was_trained_on_is_trained_on_and_the_release_carries_the_model(training: Training):
+    output = training.outputs[0]
+    assert "trained on entries other than the current ones" in output  # the demo's shipped model
+    assert "training step 3/3" in output
+    encoder = training.metadata("ask_encoder")
+    assert encoder["how"] == "trained" and encoder["recipe"] == "short"
+    store = training.home / "snapshots"
+    snapshot = load_snapshot(store, current_version(store))
+    ((model_id, sha256, delta, manifest),) = snapshot.connection.execute(
+        "SELECT model_id, model_sha256, model_delta, training::VARCHAR FROM ask_encoder"
+    ).fetchall()
+    model = apply_model_delta(base_model_bytes(), bytes(delta))
+    assert hashlib.sha256(model).hexdigest() == sha256 and model_id == trained_model_id(sha256)
+    assert model != base_model_bytes()  # training changed the weights
+    manifest = json.loads(manifest)
+    assert manifest["recipe"] == "short" and manifest["trained_on"]["questions"] > 500
+    assert {row[0] for row in snapshot.connection.execute("SELECT DISTINCT model FROM ask_vectors").fetchall()} == {
+        model_id
+    }
+    ((decision_model, figures),) = snapshot.connection.execute(
+        "SELECT model_id, test_figures::VARCHAR FROM ask_decision"
+    ).fetchall()
+    assert decision_model == model_id and json.loads(figures)["all"]["answerable"] > 400
+    engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, ModelStore(load_settings().ask_models))
+    assert engine.encoder.model_id == model_id
+    assert engine.search("insulated bottle that keeps tea hot all day", 5)
+
+
+def test_an_unchanged_library_trains_embeds_and_fits_nothing(training: Training):
+    if len(training.outputs) < 2:
+        training.outputs.append(build(training.home, training.inputs))
+    assert training.metadata("ask_encoder")["how"] == "kept"
+    assert training.metadata("ask_vectors")["embedded"] == 0
+    assert training.metadata("ask_decision")["unchanged"] is True
+    assert "training step" not in training.outputs[1]
+
+
+def test_ask_train_ships_the_model_with_the_inputs_and_the_next_build_uses_it(training: Training):
+    result = run_cli("ask", "train", "--recipe", "short", home=training.home, inputs=training.inputs)
+    assert result.returncode == 0, result.output
+    assert "trained on before with the short recipe" in result.output  # the build's training, not another
+    shipped = TrainedModel.read(training.inputs / SHIPPED_ENCODER_FOLDER)
+    assert shipped is not None and shipped.manifest["recipe"] == "short"
+    output = build(training.home, training.inputs)
+    assert "training step" not in output
+    assert training.metadata("ask_encoder")["how"] == "shipped"
+    assert training.metadata("ask_encoder")["model_sha256"] == shipped.sha256
+
+
+def test_ask_train_without_a_build_says_to_build_first(tmp_path: Path):
+    result = run_cli("ask", "train", home=tmp_path / "empty-home")
+    assert result.returncode == 2 and "run `reuse-data build` first" in result.output
+
+
+def test_with_training_off_a_build_says_what_the_shipped_model_was_not_trained_on(tmp_path: Path):
+    library = [("insulated-bottles-01", "a text"), ("travel-mugs-01", "another text")]
+    trained_on = training_set(library, {}, [], [])
+    manifest = {
+        "key": "k",
+        "recipe": "full",
+        "data_digest": trained_on.digest(),
+        "entries": sorted(trained_on.entry_texts),
+    }
+    TrainedModel.of(base_model_bytes(), manifest).write(tmp_path / SHIPPED_ENCODER_FOLDER)
+    grown = training_set([*library, ("shampoo-bars-02", "a new entry")], {}, [], [])
+    chosen = choose_encoder(grown, tmp_path, ModelStore(tmp_path / "models"), "off", print)
+    assert chosen.how == "stale" and chosen.model is not None
+    assert "1 new to it (shampoo-bars-02), 0 gone" in chosen.note
+    assert "`reuse-data ask train`" in chosen.note
+    same = choose_encoder(trained_on, tmp_path, ModelStore(tmp_path / "models"), "off", print)
+    assert same.how == "shipped"
