@@ -16,13 +16,13 @@ from typing import Any
 import duckdb
 import numpy as np
 
-from ask.dense import EntryVectors
-from ask.encoder import BASE_MODEL_ID, Encoder
+from ask.dense import EntryVectors, VectorsError
+from ask.encoder import BASE_MODEL_ID, DIMENSIONS, Encoder
 from ask.encoder_models import ModelStore
 from ask.fusion import BENCH_EVIDENCE_BOOST, FEATURES, FusionModel, margins
 from ask.index import AskIndex, Entry, Match
 from ask.stored_index import load_index
-from warehouse.contract import ASK_DECISION_TABLE, ASK_ENCODER_TABLE, ASK_TABLES
+from warehouse.contract import ASK_DECISION_TABLE, ASK_ENCODER_TABLE, ASK_TABLES, ASK_UNCOVERED_VECTORS_TABLE
 
 
 class MissingTables(RuntimeError):
@@ -39,11 +39,15 @@ class AskEngine:
         vectors: EntryVectors,
         encoder: Encoder,
         model: FusionModel,
+        uncovered: np.ndarray | None = None,
     ):
         self.lexical = lexical
         self.vectors = vectors
         self.encoder = encoder
         self.model = model
+        # Questions about what the library does not cover (unit vectors, a row each): a question
+        # closer to one of them than to every entry text gets the no-match answer.
+        self.uncovered = uncovered if uncovered is not None else np.empty((0, DIMENSIONS), np.float32)
         self.boost = np.where([e.bench_evidence for e in lexical.entries], BENCH_EVIDENCE_BOOST, 1.0)
 
     @property
@@ -71,7 +75,7 @@ class AskEngine:
         entries = AskIndex.entries_of(tables["recommendations"], tables["answers"])
         lexical = load_index(entries, connection)
         vectors = EntryVectors.from_snapshot(connection, {e.id: n for n, e in enumerate(entries)}, encoder.model_id)
-        return cls(lexical, vectors, encoder, model or decision_of(connection))
+        return cls(lexical, vectors, encoder, model or decision_of(connection), uncovered_of(connection, encoder))
 
     def features(self, question: str, question_vector: np.ndarray, language: str) -> np.ndarray:
         """One row of ``FEATURES`` per entry, for ``question`` read as ``language`` (``question_language``)."""
@@ -102,12 +106,18 @@ class AskEngine:
         _, probability = self.model.decide(features, language)
         score = probability * self.boost
         best = int(np.argmax(score))
-        if probability[best] < self.model.threshold:
+        if probability[best] < self.model.threshold or self.closer_to_uncovered(question_vector, features):
             return []
         kept = np.argpartition(-score, limit - 1)[:limit] if len(score) > limit else np.arange(len(score))
         ranked = sorted(kept.tolist(), key=lambda n: (-float(score[n]), n))
         coverage = features[:, FEATURES.index("coverage")]
         return [Match(self.entries[n], float(score[n]), float(coverage[n])) for n in ranked]
+
+    def closer_to_uncovered(self, question_vector: np.ndarray, features: np.ndarray) -> bool:
+        """Whether the question sits closer to a question the library does not cover than to any entry text."""
+        if not len(self.uncovered):
+            return False
+        return float((self.uncovered @ question_vector).max()) > float(features[:, FEATURES.index("dense")].max())
 
 
 def encoder_of(connection: duckdb.DuckDBPyConnection, models: ModelStore) -> Encoder:
@@ -121,6 +131,16 @@ def encoder_of(connection: duckdb.DuckDBPyConnection, models: ModelStore) -> Enc
             raise MissingTables(f"its ask encoder {model_id} has no model delta, and it is not {BASE_MODEL_ID}")
         return Encoder.shared()
     return Encoder.shared(models.model_file(sha256, bytes(delta)), model_id)
+
+
+def uncovered_of(connection: duckdb.DuckDBPyConnection, encoder: Encoder) -> np.ndarray:
+    """The uncovered topics' question vectors, refused unless ``encoder`` made them."""
+    table = connection.sql(f"SELECT vector, model FROM {ASK_UNCOVERED_VECTORS_TABLE}").to_arrow_table()
+    models = set(table["model"].to_pylist())
+    if models - {encoder.model_id}:
+        raise VectorsError(f"the uncovered topics' vectors were made by {sorted(models)}, not {encoder.model_id}")
+    flat = table["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    return flat.reshape(-1, DIMENSIONS).astype(np.float32)
 
 
 def decision_of(connection: duckdb.DuckDBPyConnection) -> FusionModel:

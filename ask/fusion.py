@@ -9,7 +9,7 @@ For every entry the engine measures (``FEATURES``):
     lexical          log(1 + BM25F score / the language's score scale): names, brands, numbers
     coverage         the IDF-weighted share of the question's words found in the entry
 
-Two small models, both fitted on the development split of ``tests/ask_eval/`` only (``fit``):
+Two small models, both fitted on the development split of the labelled questions (``inputs.ask_inputs``) only (``fit``):
 
 - the **ranking**: a conditional logit, a weighted sum of the features whose softmax over the
   entries is the probability that each is the one the question means. Entries are ranked by it.

@@ -24,8 +24,8 @@ matches only with enough of both (``Tuning.min_coverage``; ``Tuning.min_score``,
 per language of the question, as each analysis scores on a scale of its own; a short query
 found almost whole, ``Tuning.sure_coverage``, needs no minimum score): an unrelated question
 shares only common words with the library, and a word the library never uses counts fully
-against it. The thresholds are calibrated on ``tests/ask_eval/``; ``make bench-ask`` shows
-what they buy against the ``FLAT`` baseline, and what they reach on questions held out.
+against it. The thresholds are calibrated on the demo's labelled questions (``demo/ask_questions/``);
+``make bench-ask`` shows what they buy against the ``FLAT`` baseline, and what they reach on questions held out.
 """
 
 from __future__ import annotations

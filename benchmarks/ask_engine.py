@@ -74,6 +74,7 @@ from warehouse.contract import (  # noqa: E402
     ASK_DECISION_TABLE,
     ASK_ENCODER_TABLE,
     ASK_TEXTS_TABLE,
+    ASK_UNCOVERED_VECTORS_TABLE,
     ASK_VECTORS_TABLE,
     MARTS_SCHEMA,
     TABLE_QUERIES,
@@ -156,7 +157,7 @@ def synthetic_snapshot(path: Path, snapshot: Snapshot, engine: AskEngine, size: 
 
 def encoder_tables(snapshot: Snapshot) -> dict[str, pa.Table]:
     """The snapshot's encoder and decision rows, for a synthetic snapshot to load the same engine."""
-    tables = (ASK_ENCODER_TABLE, ASK_DECISION_TABLE)
+    tables = (ASK_ENCODER_TABLE, ASK_UNCOVERED_VECTORS_TABLE, ASK_DECISION_TABLE)
     return {name: snapshot.connection.sql(f"SELECT * FROM {name}").to_arrow_table() for name in tables}
 
 

@@ -13,6 +13,7 @@ for it before it even loads the definitions.
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import threading
 import time
@@ -106,8 +107,14 @@ def _classify(event) -> tuple[str, str] | None:
     """(kind, subject) of a run event worth reporting, or None."""
     from dagster import AssetCheckSeverity, DagsterEventType
 
+    from pipelines.assets.dbt import DBT_STEP
+
     dagster_event = event.dagster_event
     if dagster_event is None:
+        # What our own assets say (training progress, what was embedded, a stale encoder); dbt's
+        # chatter goes to its log file instead.
+        if event.step_key and event.step_key != DBT_STEP and event.level >= logging.INFO and event.user_message:
+            return "said", f"{event.step_key}: {event.user_message}"
         return None
     kind = dagster_event.event_type
     if kind == DagsterEventType.STEP_START:
@@ -131,6 +138,7 @@ def _classify(event) -> tuple[str, str] | None:
 
 
 PROGRESS_FORMATS = {
+    "said": "  {}",
     "step": "▸ {}",
     "materialized": "✓ {}",
     "failed_check": "✗ check failed: {}",

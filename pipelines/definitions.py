@@ -5,6 +5,7 @@ from dagster import Definitions, in_process_executor
 from pipelines.assets.ask_decision import ask_decision
 from pipelines.assets.ask_encoder import ask_encoder
 from pipelines.assets.ask_index import ask_lexical_index
+from pipelines.assets.ask_uncovered import ask_uncovered_vectors
 from pipelines.assets.ask_vectors import ask_entry_vectors
 from pipelines.assets.dbt import dbt_models
 from pipelines.assets.ingest import ingest_assets
@@ -21,6 +22,7 @@ defs = Definitions(
         ask_encoder,
         ask_lexical_index,
         ask_entry_vectors,
+        ask_uncovered_vectors,
         ask_decision,
         published_snapshot,
     ],

@@ -30,9 +30,13 @@ ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
 # dev split with it (one row: the fusion model and the test split's figures).
 ASK_ENCODER_TABLE = "ask_encoder"
 ASK_DECISION_TABLE = "ask_decision"
+# The uncovered topics' questions embedded: a question closer to one of them than to any entry
+# text gets no answer.
+ASK_UNCOVERED_VECTORS_TABLE = "ask_uncovered_vectors"
 ASK_TABLES = (
     ASK_ENCODER_TABLE,
     ASK_VECTORS_TABLE,
+    ASK_UNCOVERED_VECTORS_TABLE,
     ASK_LEXICON_TABLE,
     ASK_NEIGHBOURS_TABLE,
     ASK_ENTRY_ORDER_TABLE,

@@ -31,6 +31,7 @@ from warehouse.contract import (
     ASK_ENTRY_ORDER_TABLE,
     ASK_LEXICON_TABLE,
     ASK_NEIGHBOURS_TABLE,
+    ASK_UNCOVERED_VECTORS_TABLE,
     ASK_VECTORS_TABLE,
     MARTS_SCHEMA,
     TABLE_QUERIES,
@@ -53,17 +54,23 @@ def decision_inputs(connection: duckdb.DuckDBPyConnection, engine: AskEngine, sp
     ((texts,),) = connection.execute(
         f"SELECT md5(string_agg(entry_id || text_sha256, '' ORDER BY entry_id, text_sha256)) FROM {ASK_VECTORS_TABLE}"
     ).fetchall()
+    ((uncovered,),) = connection.execute(
+        f"SELECT md5(string_agg(question_sha256, '' ORDER BY question_sha256)) FROM {ASK_UNCOVERED_VECTORS_TABLE}"
+    ).fetchall()
     entries = [(entry.id, entry.bench_evidence) for entry in engine.entries]
-    parts = [engine.encoder.model_id, index, texts, entries, splits]
+    parts = [engine.encoder.model_id, index, texts, uncovered, entries, splits]
     return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
 
 
 def kept_decision_inputs(connection: duckdb.DuckDBPyConnection) -> str | None:
     """What the decision in the warehouse was fitted with, if there is one."""
-    try:
-        rows = connection.execute(f"SELECT inputs_sha256 FROM {MARTS_SCHEMA}.{ASK_DECISION_TABLE}").fetchall()
-    except duckdb.CatalogException:  # a warehouse that never had one
+    held = connection.execute(
+        "SELECT count(*) FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND column_name = ?",
+        [MARTS_SCHEMA, ASK_DECISION_TABLE, "inputs_sha256"],
+    ).fetchall()[0][0]
+    if not held:  # a warehouse that never had one (or one an older reuse-data fitted)
         return None
+    rows = connection.execute(f"SELECT inputs_sha256 FROM {MARTS_SCHEMA}.{ASK_DECISION_TABLE}").fetchall()
     return rows[0][0] if rows else None
 
 
@@ -75,6 +82,7 @@ def kept_decision_inputs(connection: duckdb.DuckDBPyConnection) -> str | None:
         for table in (
             ASK_ENCODER_TABLE,
             ASK_VECTORS_TABLE,
+            ASK_UNCOVERED_VECTORS_TABLE,
             ASK_LEXICON_TABLE,
             ASK_NEIGHBOURS_TABLE,
             ASK_ENTRY_ORDER_TABLE,
@@ -129,7 +137,7 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
         connection.register("incoming", table)
         connection.execute(
             f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_DECISION_TABLE} AS SELECT model_id, "
-            "decision::JSON AS decision, test_figures::JSON AS test_figures, test_split_sha256 FROM incoming"
+            "decision::JSON AS decision, test_figures::JSON AS test_figures, test_split_sha256, inputs_sha256 FROM incoming"
         )
     overall = test_figures.get("all", {})
     context.log.info(

@@ -83,7 +83,10 @@ def run_target_path(settings: Settings, run_id: str) -> Path:
     return target
 
 
-@dbt_assets(manifest=dbt_project.manifest_path, dagster_dbt_translator=translator)
+DBT_STEP = "dbt_models"  # the step of `dbt build` in a run: what the build's progress names
+
+
+@dbt_assets(manifest=dbt_project.manifest_path, dagster_dbt_translator=translator, name=DBT_STEP)
 def dbt_models(
     context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource, settings: SettingsResource
 ) -> Iterator[Any]:

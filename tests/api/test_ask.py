@@ -122,7 +122,7 @@ def test_limit_defaults_to_five_and_is_clamped_at_twenty(server: Server):
     assert ask(server, question, "&limit=0")["results"] == []
 
 
-# --- the engine on the demo, and its accuracy on the labelled set (tests/ask_eval/) ----------
+# --- the engine on the demo, and its accuracy on the labelled set (demo/ask_questions/) --------
 
 
 @pytest.fixture(scope="module")

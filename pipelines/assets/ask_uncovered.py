@@ -1,0 +1,78 @@
+"""What the library does not cover, as the ask engine sees it: the uncovered topics' questions embedded.
+
+The publisher knows what it does not review, and the seed ``ask_uncovered_topics`` says it once.
+The encoder is trained to push those questions away from every entry; the server also refuses a
+question that sits closer to one of them than to any entry text (``ask.engine``), so a question
+about a product type next to the library's (an electric toothbrush beside the bamboo ones) gets
+the no-match answer rather than the nearest entry's.
+"""
+
+import time
+
+import numpy as np
+import pyarrow as pa
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
+
+from ask.encoder import DIMENSIONS
+from ask.encoder_models import ModelStore
+from ask.engine import encoder_of
+from ask.vector_cache import VectorCache
+from pipelines.assets.ask_vectors import entry_vectors
+from pipelines.resources import SettingsResource, WarehouseResource
+from warehouse.contract import (
+    ASK_ENCODER_TABLE,
+    ASK_UNCOVERED_TOPICS_SEED,
+    ASK_UNCOVERED_VECTORS_TABLE,
+    MARTS_SCHEMA,
+    SEEDS_SCHEMA,
+)
+
+
+@asset(
+    key=AssetKey([MARTS_SCHEMA, ASK_UNCOVERED_VECTORS_TABLE]),
+    group_name="ask",
+    deps=[AssetKey([SEEDS_SCHEMA, ASK_UNCOVERED_TOPICS_SEED]), AssetKey([MARTS_SCHEMA, ASK_ENCODER_TABLE])],
+    description="The uncovered topics' questions embedded with the ask encoder: a question closer to one of "
+    "them than to any entry gets no answer.",
+    kinds={"python", "duckdb"},
+)
+def ask_uncovered_vectors(
+    context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
+) -> MaterializeResult:
+    started = time.perf_counter()
+    with warehouse.connect() as connection:
+        rows = connection.execute(
+            f"SELECT DISTINCT sha256(question), question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY 1"
+        ).fetchall()
+        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
+        encoder = encoder_of(connection, ModelStore(settings.settings.ask_models))
+    vectors, embedded = entry_vectors(
+        dict(rows), encoder, VectorCache(settings.settings.embedding_cache), context.log.info
+    )
+    hashes = [sha for sha, _ in rows]
+    matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
+    table = pa.table(
+        {
+            "question_sha256": pa.array(hashes, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), DIMENSIONS),
+        }
+    )
+    with warehouse.connect() as connection:
+        connection.register("incoming", table)
+        connection.execute(
+            f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_UNCOVERED_VECTORS_TABLE} AS "
+            f"SELECT seed.topic, seed.kind, seed.language, incoming.question_sha256, "
+            f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
+            f"FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} AS seed "
+            f"JOIN incoming ON incoming.question_sha256 = sha256(seed.question) "
+            f"ORDER BY seed.topic, seed.language, incoming.question_sha256",
+            [encoder.model_id],
+        )
+    return MaterializeResult(
+        metadata={
+            "dagster/row_count": len(hashes),
+            "model": encoder.model_id,
+            "embedded": embedded,
+            "seconds": round(time.perf_counter() - started, 2),
+        }
+    )
