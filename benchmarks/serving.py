@@ -46,7 +46,7 @@ from urllib.parse import quote
 
 import duckdb
 
-from ask.evaluation import SPLITS, load_questions
+from ask.language import LANGUAGES
 from benchmarks import datasette_site
 from benchmarks.load import (
     Load,
@@ -59,6 +59,7 @@ from benchmarks.load import (
 )
 from benchmarks.results import machine, markdown_table, record
 from foundations.settings import load_settings
+from inputs.ask_inputs import SPLITS, load_questions
 from serve.openapi import OPERATIONS
 from tests.support.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
 from warehouse.contract import MARTS_SCHEMA
@@ -385,7 +386,8 @@ def _ours(path: str) -> str:
 def distinct_questions(port: int, seconds: float, connections: int) -> str:
     """``ask.json`` asked every labelled question in turn (each distinct, so none is answered from
     the per-snapshot memo within a run): what one worker sustains when every question is new."""
-    questions = list(dict.fromkeys(q.question for split in SPLITS for q in load_questions(split)))
+    labelled = (q for split in SPLITS for q in load_questions(load_settings().inputs, split, LANGUAGES))
+    questions = list(dict.fromkeys(q.question for q in labelled))
     paths = [f"/api/public/ask.json?q={quote(question)}" for question in questions]
     progress(f"ask.json with {len(paths)} distinct questions in turn")
     load = run_wrk(f"http://127.0.0.1:{port}/", seconds, connections, paths=paths)
