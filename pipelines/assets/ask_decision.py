@@ -136,8 +136,9 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
     with warehouse.connect() as connection:
         connection.register("incoming", table)
         connection.execute(
-            f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_DECISION_TABLE} AS SELECT model_id, decision::JSON AS decision, "
-            "test_figures::JSON AS test_figures, test_split_sha256, inputs_sha256 FROM incoming"
+            f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_DECISION_TABLE} AS SELECT model_id, "
+            "decision::JSON AS decision, test_figures::JSON AS test_figures, test_split_sha256, inputs_sha256 "
+            "FROM incoming"
         )
     overall = test_figures.get("all", {})
     context.log.info(
