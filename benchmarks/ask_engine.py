@@ -79,7 +79,7 @@ from warehouse.contract import (  # noqa: E402
     MARTS_SCHEMA,
     TABLE_QUERIES,
 )
-from warehouse.snapshots import current_version, read_tables  # noqa: E402
+from warehouse.snapshots import SNAPSHOT_FILE, current_version, read_tables  # noqa: E402
 
 SYLLABLES = ("ka", "lo", "mer", "vin", "tor", "sa", "qui", "dra", "nel", "bo", "zu", "fen", "ri", "hal", "pe")
 
@@ -291,7 +291,8 @@ def speed_report(snapshot: Snapshot, engine: AskEngine, questions: list[str], en
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         demo, synthetic = Path(scratch) / "demo.duckdb", Path(scratch) / "synthetic.duckdb"
-        shutil.copyfile(snapshot.path, demo)  # a file of its own: this process holds the snapshot open already
+        # A file of its own: this process holds the snapshot open already.
+        shutil.copyfile(snapshot.path / SNAPSHOT_FILE if snapshot.path.is_dir() else snapshot.path, demo)
         synthetic_snapshot(synthetic, snapshot, engine, entries)
         for label, path in (("demo snapshot", demo), ("synthetic", synthetic)):
             rows.append(timed_row(label, path, ModelStore(load_settings().ask_models), questions))
