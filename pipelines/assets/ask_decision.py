@@ -27,10 +27,8 @@ from inputs.ask_inputs import FITTED_SPLIT, QUESTIONS_FOLDER, digest_of, load_qu
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.contract import (
     ASK_DECISION_TABLE,
-    ASK_ENCODER_TABLE,
-    ASK_ENTRY_ORDER_TABLE,
     ASK_LEXICON_TABLE,
-    ASK_NEIGHBOURS_TABLE,
+    ASK_TABLES,
     ASK_UNCOVERED_VECTORS_TABLE,
     ASK_VECTORS_TABLE,
     MARTS_SCHEMA,
@@ -79,16 +77,7 @@ def kept_decision_inputs(connection: duckdb.DuckDBPyConnection) -> str | None:
     group_name="ask",
     deps=[
         AssetKey([MARTS_SCHEMA, table])
-        for table in (
-            ASK_ENCODER_TABLE,
-            ASK_VECTORS_TABLE,
-            ASK_UNCOVERED_VECTORS_TABLE,
-            ASK_LEXICON_TABLE,
-            ASK_NEIGHBOURS_TABLE,
-            ASK_ENTRY_ORDER_TABLE,
-            "recommendations",
-            "answers",
-        )
+        for table in (*(t for t in ASK_TABLES if t != ASK_DECISION_TABLE), "recommendations", "answers")
     ],
     description="The ask engine's ranking and no-match decision fitted on the dev split with this build's "
     "encoder, and the test split's figures (never fitted on).",

@@ -9,15 +9,10 @@ the no-match answer rather than the nearest entry's.
 
 import time
 
-import numpy as np
-import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
 from ask.encoder import DIMENSIONS
-from ask.encoder_models import ModelStore
-from ask.engine import encoder_of
-from ask.vector_cache import VectorCache
-from pipelines.assets.ask_vectors import entry_vectors
+from pipelines.assets.ask_vectors import embedded_table
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.contract import (
     ASK_ENCODER_TABLE,
@@ -44,28 +39,17 @@ def ask_uncovered_vectors(
         rows = connection.execute(
             f"SELECT DISTINCT sha256(question), question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY 1"
         ).fetchall()
-        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
-        encoder = encoder_of(connection, ModelStore(settings.settings.ask_models))
-    vectors, embedded = entry_vectors(
-        dict(rows), encoder, VectorCache(settings.settings.embedding_cache), context.log.info
-    )
-    hashes = [sha for sha, _ in rows]
-    matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
-    table = pa.table(
-        {
-            "question_sha256": pa.array(hashes, pa.string()),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), DIMENSIONS),
-        }
-    )
+    table, encoder, embedded = embedded_table(dict(rows), settings, warehouse, context.log.info)
+    hashes = table["sha256"].to_pylist()
     with warehouse.connect() as connection:
         connection.register("incoming", table)
         connection.execute(
             f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_UNCOVERED_VECTORS_TABLE} AS "
-            f"SELECT seed.topic, seed.kind, seed.language, incoming.question_sha256, "
+            f"SELECT seed.topic, seed.kind, seed.language, incoming.sha256 AS question_sha256, "
             f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
             f"FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} AS seed "
-            f"JOIN incoming ON incoming.question_sha256 = sha256(seed.question) "
-            f"ORDER BY seed.topic, seed.language, incoming.question_sha256",
+            f"JOIN incoming ON incoming.sha256 = sha256(seed.question) "
+            f"ORDER BY seed.topic, seed.language, incoming.sha256",
             [encoder.model_id],
         )
     return MaterializeResult(

@@ -42,6 +42,26 @@ def entry_vectors(
     return vectors, len(missing)
 
 
+def embedded_table(
+    texts: dict[str, str], settings: SettingsResource, warehouse: WarehouseResource, log: Callable[[str], None]
+) -> tuple[pa.Table, Encoder, int]:
+    """``texts`` (sha256 -> text) embedded with the encoder ``marts.ask_encoder`` names, through the vector
+    cache: a table of (sha256, vector) in sha256 order, the encoder, and how many texts were embedded now."""
+    with warehouse.connect() as connection:
+        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
+        encoder = encoder_of(connection, ModelStore(settings.settings.ask_models))
+    vectors, embedded = entry_vectors(texts, encoder, VectorCache(settings.settings.embedding_cache), log)
+    hashes = sorted(texts)
+    matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
+    table = pa.table(
+        {
+            "sha256": pa.array(hashes, pa.string()),
+            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), DIMENSIONS),
+        }
+    )
+    return table, encoder, embedded
+
+
 @asset(
     key=AssetKey([MARTS_SCHEMA, ASK_VECTORS_TABLE]),
     group_name="ask",
@@ -58,25 +78,15 @@ def ask_entry_vectors(
         rows = connection.execute(
             f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256"
         ).fetchall()
-        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
-        encoder = encoder_of(connection, ModelStore(settings.settings.ask_models))
-    cache = VectorCache(settings.settings.embedding_cache)
-    vectors, embedded = entry_vectors(dict(rows), encoder, cache, context.log.info)
-    hashes = [sha for sha, _ in rows]
-    matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
-    table = pa.table(
-        {
-            "text_sha256": pa.array(hashes, pa.string()),
-            "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), DIMENSIONS),
-        }
-    )
+    table, encoder, embedded = embedded_table(dict(rows), settings, warehouse, context.log.info)
+    hashes = table["sha256"].to_pylist()
     with warehouse.connect() as connection:
         connection.register("incoming", table)
         connection.execute(
             f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_VECTORS_TABLE} AS "
             f"SELECT texts.entry_id, texts.entry_kind, texts.field, texts.language, texts.text_sha256, "
             f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
-            f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming USING (text_sha256) "
+            f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming ON incoming.sha256 = texts.text_sha256 "
             f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
             [encoder.model_id],
         )

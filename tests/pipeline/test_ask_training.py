@@ -21,7 +21,6 @@ from ask.engine import AskEngine
 from ask.library_training import choose_encoder
 from ask.model_delta import apply_model_delta
 from ask.training_set import training_set
-from foundations.settings import load_settings
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from pipelines.build import latest_materialization_metadata
 from serve.snapshot import load_snapshot
@@ -36,13 +35,14 @@ class Training:
     home: Path
     inputs: Path
     outputs: list[str]
+    environ: dict[str, str]  # a model store of its own: what other runs trained on this machine must not count
 
     def metadata(self, asset: str) -> dict[str, object]:
         return latest_materialization_metadata(self.home / "dagster", ["marts", asset])
 
 
-def build(home: Path, inputs: Path) -> str:
-    result = run_cli("build", home=home, inputs=inputs)
+def build(home: Path, inputs: Path, environ: dict[str, str]) -> str:
+    result = run_cli("build", home=home, inputs=inputs, environ=environ)
     assert result.returncode == 0, result.output[-4000:]
     return result.output
 
@@ -53,8 +53,8 @@ def training(tmp_path_factory) -> Training:
     inputs = copy_demo(root / "inputs")
     with (inputs / "ask_questions" / "dev" / "en.jsonl").open("a", encoding="utf-8") as dev:
         dev.write(json.dumps({**NEW_QUESTION, "kind": "reworded"}) + "\n")
-    home = root / "home"
-    return Training(home, inputs, [build(home, inputs)])
+    home, environ = root / "home", {"REUSE_DATA_ASK_MODELS": str(root / "models")}
+    return Training(home, inputs, [build(home, inputs, environ)], environ)
 
 
 def test_a_library_no_model_was_trained_on_is_trained_on_and_the_release_carries_the_model(training: Training):
@@ -80,14 +80,18 @@ def test_a_library_no_model_was_trained_on_is_trained_on_and_the_release_carries
         "SELECT model_id, test_figures::VARCHAR FROM ask_decision"
     ).fetchall()
     assert decision_model == model_id and json.loads(figures)["all"]["answerable"] > 400
-    engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, ModelStore(load_settings().ask_models))
+    engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, ModelStore(tmp_models(training)))
     assert engine.encoder.model_id == model_id
     assert engine.search("insulated bottle that keeps tea hot all day", 5)
 
 
+def tmp_models(training: Training) -> Path:
+    return Path(training.environ["REUSE_DATA_ASK_MODELS"])
+
+
 def test_an_unchanged_library_trains_embeds_and_fits_nothing(training: Training):
     if len(training.outputs) < 2:
-        training.outputs.append(build(training.home, training.inputs))
+        training.outputs.append(build(training.home, training.inputs, training.environ))
     assert training.metadata("ask_encoder")["how"] == "kept"
     assert training.metadata("ask_vectors")["embedded"] == 0
     assert training.metadata("ask_decision")["unchanged"] is True
@@ -95,12 +99,14 @@ def test_an_unchanged_library_trains_embeds_and_fits_nothing(training: Training)
 
 
 def test_ask_train_ships_the_model_with_the_inputs_and_the_next_build_uses_it(training: Training):
-    result = run_cli("ask", "train", "--recipe", "short", home=training.home, inputs=training.inputs)
+    result = run_cli(
+        "ask", "train", "--recipe", "short", home=training.home, inputs=training.inputs, environ=training.environ
+    )
     assert result.returncode == 0, result.output
     assert "trained on before with the short recipe" in result.output  # the build's training, not another
     shipped = TrainedModel.read(training.inputs / SHIPPED_ENCODER_FOLDER)
     assert shipped is not None and shipped.manifest["recipe"] == "short"
-    output = build(training.home, training.inputs)
+    output = build(training.home, training.inputs, training.environ)
     assert "training step" not in output
     assert training.metadata("ask_encoder")["how"] == "shipped"
     assert training.metadata("ask_encoder")["model_sha256"] == shipped.sha256
