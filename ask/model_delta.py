@@ -1,7 +1,7 @@
 """A trained model file as a small delta against the base file it was trained from.
 
 A fine-tune changes the layers (12 MB in Q4_0) and leaves the word embeddings (54 MB) and the
-tokenizer alone, so the two files XORed are mostly zeros and compress to about 1.5 MB with lzma.
+tokenizer alone, so the two files XORed are mostly zeros and compress to about 2 MB with lzma.
 Applying a delta to another base, or a damaged delta, would silently give a different model; so
 the delta records the sha256 of its base and of its result, and applying it checks both.
 
