@@ -12,7 +12,7 @@ import time
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
 from ask.encoder import DIMENSIONS
-from pipelines.assets.ask_vectors import embedded_table
+from pipelines.assets.ask_vectors import embed_into
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.contract import (
     ASK_ENCODER_TABLE,
@@ -35,26 +35,21 @@ def ask_uncovered_vectors(
     context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
 ) -> MaterializeResult:
     started = time.perf_counter()
-    with warehouse.connect() as connection:
-        rows = connection.execute(
-            f"SELECT DISTINCT sha256(question), question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY 1"
-        ).fetchall()
-    table, encoder, embedded = embedded_table(dict(rows), settings, warehouse, context.log.info)
-    hashes = table["sha256"].to_pylist()
-    with warehouse.connect() as connection:
-        connection.register("incoming", table)
-        connection.execute(
-            f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_UNCOVERED_VECTORS_TABLE} AS "
-            f"SELECT seed.topic, seed.kind, seed.language, incoming.sha256 AS question_sha256, "
-            f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
-            f"FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} AS seed "
-            f"JOIN incoming ON incoming.sha256 = sha256(seed.question) "
-            f"ORDER BY seed.topic, seed.language, incoming.sha256",
-            [encoder.model_id],
-        )
+    encoder, questions, embedded = embed_into(
+        warehouse,
+        settings,
+        f"SELECT DISTINCT sha256(question), question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY 1",
+        f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_UNCOVERED_VECTORS_TABLE} AS "
+        f"SELECT seed.topic, seed.kind, seed.language, incoming.sha256 AS question_sha256, "
+        f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
+        f"FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} AS seed "
+        f"JOIN incoming ON incoming.sha256 = sha256(seed.question) "
+        f"ORDER BY seed.topic, seed.language, incoming.sha256",
+        context.log.info,
+    )
     return MaterializeResult(
         metadata={
-            "dagster/row_count": len(hashes),
+            "dagster/row_count": questions,
             "model": encoder.model_id,
             "embedded": embedded,
             "seconds": round(time.perf_counter() - started, 2),

@@ -42,24 +42,34 @@ def entry_vectors(
     return vectors, len(missing)
 
 
-def embedded_table(
-    texts: dict[str, str], settings: SettingsResource, warehouse: WarehouseResource, log: Callable[[str], None]
-) -> tuple[pa.Table, Encoder, int]:
-    """``texts`` (sha256 -> text) embedded with the encoder ``marts.ask_encoder`` names, through the vector
-    cache: a table of (sha256, vector) in sha256 order, the encoder, and how many texts were embedded now."""
+def embed_into(
+    warehouse: WarehouseResource,
+    settings: SettingsResource,
+    texts_sql: str,
+    table_sql: str,
+    log: Callable[[str], None],
+) -> tuple[Encoder, int, int]:
+    """Embed the (sha256, text) rows ``texts_sql`` reads with the encoder ``marts.ask_encoder`` names
+    (through the vector cache), then run ``table_sql``, which reads them as ``incoming`` (sha256,
+    vector) and takes the model's id as its one parameter. The encoder, how many distinct texts there
+    were and how many were embedded now."""
     with warehouse.connect() as connection:
+        texts = dict(connection.execute(texts_sql).fetchall())
         connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
         encoder = encoder_of(connection, ModelStore(settings.settings.ask_models))
     vectors, embedded = entry_vectors(texts, encoder, VectorCache(settings.settings.embedding_cache), log)
     hashes = sorted(texts)
     matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
-    table = pa.table(
+    incoming = pa.table(
         {
             "sha256": pa.array(hashes, pa.string()),
             "vector": pa.FixedSizeListArray.from_arrays(pa.array(matrix.reshape(-1), pa.float32()), DIMENSIONS),
         }
     )
-    return table, encoder, embedded
+    with warehouse.connect() as connection:
+        connection.register("incoming", incoming)
+        connection.execute(table_sql, [encoder.model_id])
+    return encoder, len(hashes), embedded
 
 
 @asset(
@@ -74,33 +84,26 @@ def ask_entry_vectors(
     context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
 ) -> MaterializeResult:
     started = time.perf_counter()
-    with warehouse.connect() as connection:
-        rows = connection.execute(
-            f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256"
-        ).fetchall()
-    table, encoder, embedded = embedded_table(dict(rows), settings, warehouse, context.log.info)
-    hashes = table["sha256"].to_pylist()
-    with warehouse.connect() as connection:
-        connection.register("incoming", table)
-        connection.execute(
-            f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_VECTORS_TABLE} AS "
-            f"SELECT texts.entry_id, texts.entry_kind, texts.field, texts.language, texts.text_sha256, "
-            f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
-            f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming ON incoming.sha256 = texts.text_sha256 "
-            f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
-            [encoder.model_id],
-        )
-    seconds = time.perf_counter() - started
-    context.log.info(
-        f"{len(hashes)} distinct texts: {embedded} embedded, {len(hashes) - embedded} cached ({seconds:.1f} s)"
+    encoder, texts, embedded = embed_into(
+        warehouse,
+        settings,
+        f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256",
+        f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_VECTORS_TABLE} AS "
+        f"SELECT texts.entry_id, texts.entry_kind, texts.field, texts.language, texts.text_sha256, "
+        f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
+        f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming ON incoming.sha256 = texts.text_sha256 "
+        f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
+        context.log.info,
     )
+    seconds = time.perf_counter() - started
+    context.log.info(f"{texts} distinct texts: {embedded} embedded, {texts - embedded} cached ({seconds:.1f} s)")
     return MaterializeResult(
         metadata={
-            "dagster/row_count": len(hashes),
+            "dagster/row_count": texts,
             "model": encoder.model_id,
-            "texts": len(hashes),
+            "texts": texts,
             "embedded": embedded,
-            "cached": len(hashes) - embedded,
+            "cached": texts - embedded,
             "seconds": round(seconds, 2),
         }
     )
