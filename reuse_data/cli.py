@@ -228,19 +228,24 @@ def command_demo_generate(args: argparse.Namespace) -> int:
 
 
 def command_serve(args: argparse.Namespace) -> int:
+    import dataclasses
+    import functools
+
     import uvicorn
+    from uvicorn.supervisors import Multiprocess
 
     from foundations.http_limits import BOUNDED_HTTP
+    from serve.app import create_app
     from warehouse.snapshots import current_version
 
     if args.workers < 1:
         _print("error: --workers must be at least 1")
         return 2
-    if args.source:
-        os.environ["REUSE_DATA_SERVE_FROM"] = args.source
-    if args.access_log:
-        os.environ["REUSE_DATA_ACCESS_LOG"] = args.access_log
     settings = load_settings()
+    if args.source:
+        settings = dataclasses.replace(settings, serve_from=args.source)
+    if args.access_log:
+        settings = dataclasses.replace(settings, access_log=args.access_log == "json")
     if settings.serve_from:
         from warehouse.release_store import ReleaseStore, StoreError
 
@@ -256,15 +261,14 @@ def command_serve(args: argparse.Namespace) -> int:
         return 2
     else:
         source = f"the releases in {settings.snapshots_dir}"
-    if args.workers > 1:
-        _share_metrics_between_workers(settings.home)
+    metrics_dir = _metrics_folder(settings.home) if args.workers > 1 else None
     _print(
         f"serving {source} on http://{args.host}:{args.port} with {args.workers} worker(s); "
         f"/readyz, /healthz and /metrics for the operator (Ctrl+C stops)"
     )
-    # An import string and a factory, so that each worker process builds its own app.
-    uvicorn.run(
-        "serve.app:create_app",
+    # A factory with its arguments bound: each worker process builds its own app from them.
+    config = uvicorn.Config(
+        functools.partial(create_app, settings, workers=args.workers, metrics_dir=metrics_dir),
         factory=True,
         host=args.host,
         port=args.port,
@@ -274,20 +278,27 @@ def command_serve(args: argparse.Namespace) -> int:
         timeout_graceful_shutdown=10,
         http=BOUNDED_HTTP,
     )
+    server = uvicorn.Server(config)
+    try:
+        if args.workers > 1:
+            Multiprocess(config, sockets=[config.bind_socket()]).run()
+        else:
+            server.run()
+    except KeyboardInterrupt:
+        pass
+    if args.workers == 1 and not server.started:
+        return 1
     return 0
 
 
-def _share_metrics_between_workers(home: Path) -> None:
-    """A fresh folder where the workers share their request counts (``serve.metrics``), named
-    in the environment they inherit."""
+def _metrics_folder(home: Path) -> Path:
+    """A fresh folder where the workers share their request counts (``serve.metrics``)."""
     import shutil
-
-    from serve.metrics import WORKERS_DIR_VARIABLE
 
     folder = home / "run" / f"metrics-{os.getpid()}"
     shutil.rmtree(folder, ignore_errors=True)
     folder.mkdir(parents=True)
-    os.environ[WORKERS_DIR_VARIABLE] = str(folder)
+    return folder
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -8,12 +8,15 @@ import logging
 import os
 from collections.abc import AsyncIterator
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
+from ask.admission import QuestionAdmission
 from ask.encoder_models import ModelStore
+from ask.encoder_threads import threads_per_process, use_encoder_threads
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
 from foundations.settings import Settings, load_settings
 from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
@@ -41,11 +44,14 @@ def log_to_stderr() -> None:
         logger.setLevel(logging.INFO)
 
 
-def create_app(settings: Settings | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, workers: int = 1, metrics_dir: Path | None = None) -> Starlette:
     """The app serving the local releases under the home, or, for a replica (``serve_from``), the
-    releases it downloads from the object store into its cache."""
+    releases it downloads from the object store into its cache; one of ``workers`` processes
+    sharing the machine's cores (and their request counts in ``metrics_dir``)."""
     settings = settings or load_settings()
     log_to_stderr()
+    # Before any release's encoder loads: the workers share the cores out rather than spin on them.
+    use_encoder_threads(threads_per_process(workers))
     models = ModelStore(settings.ask_models)
 
     def prepare(snapshot: Snapshot) -> None:
@@ -71,7 +77,7 @@ def create_app(settings: Settings | None = None) -> Starlette:
         follower = ReleaseFollower(store, settings.replica_cache, holder.load_current)
     else:
         holder, follower = SnapshotHolder(settings.snapshots_dir, prepare), None
-    metrics = ServiceMetrics(holder, follower)
+    metrics = ServiceMetrics(holder, follower, metrics_dir)
     access_log = AccessLog() if settings.access_log else None
 
     @contextlib.asynccontextmanager
@@ -130,5 +136,6 @@ def create_app(settings: Settings | None = None) -> Starlette:
     app.state.snapshots = holder
     app.state.follower = follower
     app.state.metrics = metrics
+    app.state.ask_admission = QuestionAdmission()
 
     return app

@@ -12,9 +12,8 @@ and histograms take one per value (2.5 µs a request, 4 % of the fastest one). p
 writes the exposition at scrape time from those counts.
 
 With several worker processes (``reuse-data serve --workers N``) each worker also writes its
-counts every ``SHARE_SECONDS`` to a file of its own in the folder ``REUSE_DATA_METRICS_DIR``
-names (set up by the CLI), and a scrape of any worker sums every worker's file with its own
-live counts.
+counts every ``SHARE_SECONDS`` to a file of its own in a folder the CLI makes for the server
+(``workers_dir``), and a scrape of any worker sums every worker's file with its own live counts.
 """
 
 from __future__ import annotations
@@ -46,7 +45,6 @@ if TYPE_CHECKING:
     from serve.replica import ReleaseFollower
     from serve.snapshot import SnapshotHolder
 
-WORKERS_DIR_VARIABLE = "REUSE_DATA_METRICS_DIR"
 SHARE_SECONDS = 1.0
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0)
@@ -60,6 +58,12 @@ class RequestCounts:
         self.buckets: dict[str, list[int]] = {}  # one count per bucket of LATENCY_BUCKETS, then +Inf
         self.seconds: dict[str, float] = {}
         self.body_bytes: dict[str, int] = {}
+        self.refusals: dict[tuple[str, str], int] = {}  # by (route, reason)
+
+    def refused(self, route: str, reason: str) -> None:
+        """Count one request refused to bound the work (its answer is observed as any other)."""
+        key = (route, reason)
+        self.refusals[key] = self.refusals.get(key, 0) + 1
 
     def observe(self, route: str, status: int, seconds: float, body_bytes: int) -> None:
         """Count one answered request (on the event loop: never two at once)."""
@@ -82,6 +86,8 @@ class RequestCounts:
             self.buckets[route] = [a + b for a, b in zip(mine, buckets, strict=True)]
             self.seconds[route] = self.seconds.get(route, 0.0) + other.seconds[route]
             self.body_bytes[route] = self.body_bytes.get(route, 0) + other.body_bytes[route]
+        for key, count in other.refusals.items():
+            self.refusals[key] = self.refusals.get(key, 0) + count
 
     def to_json(self) -> bytes:
         return orjson.dumps(
@@ -90,6 +96,7 @@ class RequestCounts:
                 "buckets": self.buckets,
                 "seconds": self.seconds,
                 "body_bytes": self.body_bytes,
+                "refusals": [[route, reason, count] for (route, reason), count in self.refusals.items()],
             }
         )
 
@@ -99,6 +106,7 @@ class RequestCounts:
         counts = cls()
         counts.requests = {(route, status): count for route, status, count in loaded["requests"]}
         counts.buckets, counts.seconds, counts.body_bytes = loaded["buckets"], loaded["seconds"], loaded["body_bytes"]
+        counts.refusals = {(route, reason): count for route, reason, count in loaded["refusals"]}
         return counts
 
     def families(self) -> Iterator[Metric]:
@@ -127,6 +135,14 @@ class RequestCounts:
             sent.add_metric([route], self.body_bytes[route])
         yield latency
         yield sent
+        refused = CounterMetricFamily(
+            "reuse_data_http_refused_requests",
+            "Requests refused at once to bound the work (503 with Retry-After), by route and reason",
+            labels=["route", "reason"],
+        )
+        for (route, reason), count in sorted(self.refusals.items()):
+            refused.add_metric([route, reason], count)
+        yield refused
 
 
 class ReleaseCollector(Collector):
@@ -167,12 +183,14 @@ class ReleaseCollector(Collector):
 class ServiceMetrics(Collector):
     """The metrics of one server process, and the ``/metrics`` endpoint that exposes them."""
 
-    def __init__(self, holder: SnapshotHolder, follower: ReleaseFollower | None = None) -> None:
+    def __init__(
+        self, holder: SnapshotHolder, follower: ReleaseFollower | None = None, workers_dir: Path | None = None
+    ) -> None:
         self.counts = RequestCounts()
         self.observe = self.counts.observe  # what the request path calls
+        self.refused = self.counts.refused  # and what it calls for a request refused to bound the work
         self.release = ReleaseCollector(holder, follower)
-        shared = os.environ.get(WORKERS_DIR_VARIABLE)
-        self.workers_dir = Path(shared) if shared else None
+        self.workers_dir = workers_dir
         self.registry = CollectorRegistry(auto_describe=False)
         self.registry.register(self)
 

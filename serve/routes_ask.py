@@ -9,6 +9,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from ask.admission import QuestionsWaiting
 from ask.encoder_models import ModelStore
 from ask.engine import AskEngine
 from ask.language import LANGUAGES, negotiate
@@ -69,8 +70,15 @@ async def ask(request: Request) -> Response:
     answer = snapshot.memo.ask_answers.get(asked)
     if answer is None:
         language = choose_language(request, question)
-        # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
-        found = await run_in_threadpool(answer_for, snapshot, snapshot.base_url, question, limit, language)
+        try:
+            # Only a new question waits for the encoder, and only while the wait stays short.
+            with request.app.state.ask_admission.admitted():
+                # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
+                found = await run_in_threadpool(answer_for, snapshot, snapshot.base_url, question, limit, language)
+        except QuestionsWaiting as busy:
+            request.app.state.metrics.refused(ROUTE, busy.reason)
+            retry = {"Retry-After": str(busy.retry_after)}
+            raise ProblemError(503, str(busy), slug="ask-busy", headers=retry) from None
         answer = snapshot.memo.ask_answers.get_or_build(asked, lambda: found)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
     return cached(request, snapshot, encode(body), vary_language=True)
@@ -108,4 +116,5 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
     }
 
 
-routes = [Route("/api/public/ask.json", ask)]
+ROUTE = "/api/public/ask.json"
+routes = [Route(ROUTE, ask)]
