@@ -7,7 +7,7 @@ STAMP := $(VENV)/.installed
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask soak screenshots lock clean
+.PHONY: help setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask bench-ask-load soak screenshots lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -66,6 +66,9 @@ bench-replicas: build  ## replicas: 1 against 3 behind nginx, publish to every r
 
 bench-ask: build  ## ask engine: held-out accuracy per language and latency, beside the lexical engine alone
 	$(BIN)/python benchmarks/ask_engine.py --record --curve $(ASK_ARGS)
+
+bench-ask-load: build  ## ask under load: threads, 1 and 2 workers, beside a build embedding, a flood; into RESULTS.md
+	$(BIN)/python -m benchmarks.ask_load --record $(ASK_LOAD_ARGS)
 
 soak: setup  ## crash soak: SIGKILL 20 builds at random points, check what survives, into RESULTS.md
 	$(BIN)/python -m benchmarks.crash_soak --record $(SOAK_ARGS)
