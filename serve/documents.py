@@ -12,7 +12,6 @@ import datetime as dt
 import decimal
 import os
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
@@ -127,19 +126,6 @@ def write_collection(out: BinaryIO, snapshot: Snapshot, collection: Collection) 
         out.write(b"," if number else b"")
         out.write(orjson.dumps(record(row, drop=hidden, json=json_columns)))
     out.write(b"]}")
-
-
-def page_documents(snapshot: Snapshot) -> Iterator[tuple[str, bytes]]:
-    """(page path, its page.json document encoded), page by page."""
-    head = envelope(snapshot, USAGE["page"])
-    for row in snapshot.stream("pages"):
-        yield row["path"], encode({**head, "page": record(row)})
-
-
-def write_claims(out: BinaryIO, snapshot: Snapshot) -> None:
-    """claims.jsonl: one claim per line."""
-    for row in snapshot.stream("claims"):
-        out.write(orjson.dumps(record(row)) + b"\n")
 
 
 def write_full_text(out: BinaryIO, snapshot: Snapshot) -> None:

@@ -12,6 +12,12 @@ as it arrives; a file whose size or sha256 differs from the manifest's refuses t
 whole, and the cache's ``CURRENT`` is switched only once every file matched. Objects under
 ``releases/`` are never overwritten, so a rollback is one write of ``current``.
 
+Neither side moves a file the other end already holds. A publish asks the store to copy, on
+its side, each file whose sha256 and size the release ``current`` names lists, from that
+release's object (S3's CopyObject: no byte of it crosses the network), and uploads only the
+others; every release stays whole under its own prefix. A replica links each file its cache's
+current release holds, with the same sha256 and size, and downloads only the others.
+
 The endpoint, region and credentials are the usual ``AWS_*`` environment variables
 (``AWS_ENDPOINT_URL``, ``AWS_REGION``, ``AWS_ACCESS_KEY_ID``, ``AWS_SECRET_ACCESS_KEY``, ...),
 read by obstore, the S3 client (Rust, with retries and multipart uploads).
@@ -31,8 +37,8 @@ from pathlib import Path
 import obstore
 from obstore.store import S3Store
 
-from warehouse.manifest import MANIFEST_FILE, Manifest, ReleaseError, read_manifest
-from warehouse.snapshots import is_version, point_current, release_path, staged_release
+from warehouse.manifest import MANIFEST_FILE, Manifest, PublishedRelease, ReleaseError, ReleaseFile, read_manifest
+from warehouse.snapshots import is_version, point_current, previous_release, release_path, staged_release
 
 POINTER = "current"
 RELEASES = "releases"
@@ -147,22 +153,48 @@ class ReleaseStore:
 
     # --- publish: upload -------------------------------------------------------------------
 
+    def held(self, besides: str) -> dict[tuple[str, int], str]:
+        """The objects of the release ``current`` names (unless it is ``besides``), by their
+        files' (sha256, size): what a new release's unchanged files are copied from."""
+        version = self.pointer()
+        if version is None or version == besides:
+            return {}
+        try:
+            manifest = self.manifest(version)
+        except StoreError:  # not a whole release: nothing is taken from it
+            return {}
+        return {(file.sha256, file.size): self.key(version, file.path) for file in manifest.files.values()}
+
     def upload(self, folder: Path, report: Report = _silent) -> Manifest:
-        """Upload the finished release ``folder``: every file its manifest lists, then the manifest."""
+        """Upload the finished release ``folder``: every file its manifest lists (copied within
+        the store from the current release when that holds it, module docstring), then the manifest."""
         manifest = read_manifest(folder)
         files = sorted(manifest.files.values(), key=lambda file: -file.size)  # the largest start first
+        held = self.held(manifest.version)
+        copied = [file for file in files if (file.sha256, file.size) in held]
 
-        def put(path: str) -> None:
+        def put(file: ReleaseFile) -> None:
+            source = held.get((file.sha256, file.size))
             try:
-                obstore.put(self.store, self.key(manifest.version, path), folder / path)
+                if source is not None:
+                    obstore.copy(self.store, source, self.key(manifest.version, file.path))
+                else:
+                    obstore.put(self.store, self.key(manifest.version, file.path), folder / file.path)
             except Exception as error:
-                raise self._failed(f"upload {path} of release {manifest.version}", error) from error
+                raise self._failed(f"upload {file.path} of release {manifest.version}", error) from error
 
         with ThreadPoolExecutor(max_workers=TRANSFER_THREADS) as pool:
-            list(pool.map(put, [file.path for file in files]))
-        put(MANIFEST_FILE)  # last: its presence says every other file is in place
-        size = sum(file.size for file in files)
-        report(f"uploaded release {manifest.version} to {self.url}: {len(files) + 1} files, {size / 1e6:.1f} MB")
+            list(pool.map(put, files))
+        try:  # last: its presence says every other file is in place
+            obstore.put(self.store, self.key(manifest.version, MANIFEST_FILE), folder / MANIFEST_FILE)
+        except Exception as error:
+            raise self._failed(f"upload {MANIFEST_FILE} of release {manifest.version}", error) from error
+        sent = [file for file in files if (file.sha256, file.size) not in held]
+        report(
+            f"uploaded release {manifest.version} to {self.url}: {len(sent) + 1} files sent "
+            f"({sum(file.size for file in sent) / 1e6:.1f} MB), {len(copied)} unchanged copied within the store "
+            f"({sum(file.size for file in copied) / 1e6:.1f} MB)"
+        )
         return manifest
 
     def publish(self, folder: Path, report: Report = _silent) -> None:
@@ -180,18 +212,32 @@ class ReleaseStore:
         final = release_path(cache, version)
         if not (final / MANIFEST_FILE).is_file():
             manifest = self.manifest(version)
+            previous = previous_release(cache)
             with staged_release(cache, version) as staging:
-                self._fetch(manifest, staging)
+                linked = self._fetch(manifest, staging, previous)
                 (staging / MANIFEST_FILE).write_bytes(manifest.to_json())
-            size = sum(file.size for file in manifest.files.values())
-            report(f"downloaded release {version} from {self.url}: {len(manifest.files)} files, {size / 1e6:.1f} MB")
+            fetched = [file for path, file in manifest.files.items() if path not in linked]
+            report(
+                f"downloaded release {version} from {self.url}: {len(fetched)} files, "
+                f"{sum(file.size for file in fetched) / 1e6:.1f} MB ({len(linked)} unchanged linked from "
+                f"{previous.manifest.version if previous else 'no release'})"
+            )
         point_current(cache, version)
         return final
 
-    def _fetch(self, manifest: Manifest, staging: Path) -> None:
-        """Every file of ``manifest`` into ``staging``, each hashed on the way; StoreError naming
+    def _fetch(self, manifest: Manifest, staging: Path, previous: PublishedRelease | None) -> set[str]:
+        """Every file of ``manifest`` into ``staging``: linked from ``previous`` when it holds the
+        same content, else downloaded and hashed on the way; the paths linked. StoreError naming
         every file that is missing from the store or differs from the manifest."""
         faults: list[str] = []
+        linked = set()
+        for path, expected in manifest.files.items():
+            same = previous.by_content.get((expected.sha256, expected.size)) if previous else None
+            if same is not None:
+                target = staging / path
+                target.parent.mkdir(parents=True, exist_ok=True)
+                os.link(previous.path_of(same), target)
+                linked.add(path)
 
         def fetch(path: str) -> None:
             expected = manifest.files[path]
@@ -216,8 +262,10 @@ class ReleaseStore:
             elif digest.hexdigest() != expected.sha256:
                 faults.append(f"{path} differs from its sha256 in the manifest")
 
+        to_fetch = sorted(set(manifest.files) - linked, key=lambda path: -manifest.files[path].size)
         with ThreadPoolExecutor(max_workers=TRANSFER_THREADS) as pool:
-            list(pool.map(fetch, sorted(manifest.files, key=lambda path: -manifest.files[path].size)))
+            list(pool.map(fetch, to_fetch))
         if faults:
             shown = "; ".join(sorted(faults)[:5]) + (f"; and {len(faults) - 5} more" if len(faults) > 5 else "")
             raise StoreError(f"release {manifest.version} in {self.url} is incomplete or altered: {shown}")
+        return linked

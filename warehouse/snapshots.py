@@ -7,18 +7,30 @@ and only then replaces ``CURRENT`` (itself written to a temporary file and renam
 reader sees either the old release or the new one, never half of one. A publish that dies
 half-way leaves at most a ``.staging-*`` folder, which no reader takes for a release and the
 next publish removes. The last ``keep`` releases are kept, and always the current one.
+
+A publish costs what changed since the release being served (``previous_release``). Each
+published table is keyed by what it is made from (``table_key``: the statement that copies it,
+its columns, and what the mart holds: a table's rows as DuckDB hashes them, a view's query and
+what it reads, ``RelationContents``), recorded in the snapshot. When the tables kept unchanged
+hold most of that release's snapshot, the new one starts as a copy of it and only the changed
+tables are written again (``write_snapshot``).
+Every other file whose content that release holds becomes a hard link to it
+(``link_unchanged``): a link's content outlives the folder it was linked from, so pruning
+older releases leaves the newer ones whole.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
+import hashlib
+import json
 import os
 import re
 import shutil
 import stat
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -33,13 +45,23 @@ from warehouse.contract import (
     SNAPSHOT_INFO_TABLE,
     STORED_ORDER,
 )
-from warehouse.manifest import MANIFEST_FILE, write_manifest
+from warehouse.manifest import (
+    MANIFEST_FILE,
+    PublishedRelease,
+    ReleaseError,
+    ReleaseFile,
+    describe_files,
+    write_manifest,
+)
 
 CURRENT_FILE = "CURRENT"
 STAGING_PREFIX = ".staging-"
 SNAPSHOT_FILE = "snapshot.duckdb"  # inside the release folder
 LEGACY_SUFFIX = ".duckdb"  # a snapshot file of its own in the store, before releases were folders
 DEFAULT_KEEP = 5
+# A new snapshot starts as a copy of the previous one only when the tables it keeps hold at
+# least this share of that file's blocks: otherwise copying costs more than it saves.
+KEPT_SHARE_TO_COPY = 0.5
 _VERSION = re.compile(r"^\d{8}T\d{6}\d{3}Z$")
 
 
@@ -47,14 +69,15 @@ class SnapshotError(RuntimeError):
     """A snapshot operation that cannot be done, with what to do about it."""
 
 
-# Writes the release's served files into its staging folder, from the finished snapshot file.
-ReleaseWriter = Callable[[Path, Path], None]
+# Writes the release's served files into its staging folder, from the finished snapshot file;
+# may return what each file was made from, by path, for the manifest (``ReleaseFile.made_from``).
+ReleaseWriter = Callable[[Path, Path], Mapping[str, Mapping[str, Any]] | None]
 # Runs once the release folder is complete and sealed, before CURRENT switches to it (e.g. the
 # upload to an object store): if it raises, nothing is published.
 BeforeSwitch = Callable[[Path], None]
 
 
-@dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True)
 class SnapshotInfo:
     version: str
     path: Path  # the release folder
@@ -63,6 +86,10 @@ class SnapshotInfo:
     is_current: bool
     row_counts: dict[str, int]  # of the tables it holds
     tables: tuple[str, ...]  # the tables it was published with
+    # What its publish took from the release before it: the tables kept in the snapshot, and the
+    # files that are links to that release's (empty when only described).
+    kept_tables: tuple[str, ...] = ()
+    shared_files: tuple[str, ...] = ()
 
 
 def new_version(now: dt.datetime) -> str:
@@ -106,6 +133,39 @@ def current_version(store: Path) -> str | None:
 def current_path(store: Path) -> Path | None:
     version = current_version(store)
     return snapshot_path(store, version) if version else None
+
+
+def previous_release(store: Path) -> PublishedRelease | None:
+    """The release ``CURRENT`` names, which a new publish takes its unchanged files from; None
+    before the first publish or when that release cannot be read (then everything is written)."""
+    version = current_version(store)
+    if version is None or not is_version(version):
+        return None
+    try:
+        return PublishedRelease.read(release_path(store, version))
+    except ReleaseError:
+        return None
+
+
+def link_unchanged(
+    folder: Path, files: Mapping[str, ReleaseFile], previous: PublishedRelease | None
+) -> tuple[str, ...]:
+    """Make each file of ``folder`` whose content ``previous`` already holds a hard link to that
+    file (if it is not one already), so that an unchanged file takes no more disk; the paths of
+    every file shared with ``previous``."""
+    if previous is None:
+        return ()
+    shared = []
+    for file in files.values():
+        same = previous.by_content.get((file.sha256, file.size))
+        if same is None:
+            continue
+        path, source = folder / file.path, previous.path_of(same)
+        if path.stat().st_ino != source.stat().st_ino:
+            path.unlink()
+            os.link(source, path)
+        shared.append(file.path)
+    return tuple(shared)
 
 
 def versions(store: Path) -> list[str]:
@@ -229,6 +289,223 @@ def snapshot_tables(connection: duckdb.DuckDBPyConnection) -> tuple[str, ...]:
     return tuple(connection.execute(f"SELECT tables FROM {SNAPSHOT_INFO_TABLE}").fetchone()[0])
 
 
+def table_keys(connection: duckdb.DuckDBPyConnection) -> dict[str, str]:
+    """What each table of a published snapshot was made from (``table_key``), as it recorded it;
+    empty for a snapshot published before keys were recorded."""
+    try:
+        return dict(connection.execute(f"SELECT table_keys FROM {SNAPSHOT_INFO_TABLE}").fetchall()[0][0])
+    except duckdb.BinderException:
+        return {}
+
+
+def copy_statement(table: str) -> str:
+    """How a published table is copied into the snapshot, from the marts attached as ``{marts}``."""
+    order = f" ORDER BY {STORED_ORDER[table]}" if table in STORED_ORDER else ""
+    return f'SELECT * FROM {{marts}}."{table}"{order}'
+
+
+def digest(made_of: Any) -> str:
+    """The sha256 of ``made_of`` (JSON-encodable), with DuckDB's version: its hash and storage may change."""
+    return hashlib.sha256(json.dumps([duckdb.__version__, made_of]).encode()).hexdigest()
+
+
+class RelationContents:
+    """What each relation of one attached catalog holds, as a sha256 (``key``), each worked out once.
+
+    A table's is its columns and its rows: their count and the sum of their 64-bit DuckDB hashes
+    (the order of rows counts for nothing, a repeated row counts each time), one pass on every
+    core. A view's is its query and what each relation it reads holds, as DuckDB's own parser
+    finds them (``json_serialize_sql``): a view that joins ten million readings costs the
+    hashing of the table it reads them from, not the join. A view whose rows could differ with
+    the same inputs (it calls a function ``duckdb_functions`` does not call consistent, or reads
+    a table function) or whose inputs cannot be told is hashed by its rows, like a table.
+    """
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection, catalog: str) -> None:
+        self.connection = connection
+        self.catalog = catalog  # unquoted
+        self.known: dict[tuple[str, str], str] = {}
+        self.varying = {
+            name
+            for (name,) in connection.execute(
+                "SELECT DISTINCT function_name FROM duckdb_functions() WHERE stability <> 'CONSISTENT'"
+            ).fetchall()
+        }
+
+    def relation(self, schema: str, name: str) -> str:
+        quoted = (self.catalog, schema, name)
+        return ".".join('"' + part.replace('"', '""') + '"' for part in quoted)
+
+    def key(self, schema: str, name: str) -> str:
+        if (schema, name) not in self.known:
+            views = self.connection.execute(
+                "SELECT sql FROM duckdb_views() WHERE database_name = ? AND schema_name = ? AND view_name = ?",
+                [self.catalog, schema, name],
+            ).fetchall()
+            view_key = self.view_key(schema, views[0][0]) if views else None
+            self.known[(schema, name)] = view_key or self.rows_key(schema, name)
+        return self.known[(schema, name)]
+
+    def rows_key(self, schema: str, name: str) -> str:
+        relation = self.relation(schema, name)
+        try:
+            columns = [column[:2] for column in self.connection.execute(f"DESCRIBE {relation}").fetchall()]
+            [(count, hash_sum)] = self.connection.execute(
+                f"SELECT count(*), sum(hash(row)) FROM {relation} AS row"
+            ).fetchall()
+        except duckdb.CatalogException as error:
+            raise missing_table(error) from error
+        return digest(["rows", columns, count, str(hash_sum)])
+
+    def view_key(self, schema: str, sql: str) -> str | None:
+        """The key of the view ``sql`` defines, from what it reads; None when it cannot be told so."""
+        definition, separator, query = sql.partition(" AS ")
+        if not separator or '"' in definition or "(" in definition:  # a name or column list to parse
+            return None
+        query = query.strip().rstrip(";")
+        [(tree,)] = self.connection.execute("SELECT json_serialize_sql(?)", [query]).fetchall()
+        parsed = json.loads(tree)
+        if parsed.get("error"):
+            return None
+        reads: set[tuple[str, str, str]] = set()
+        calls: set[str] = set()
+        named: set[str] = set()  # common table expressions
+        if not self._walk(parsed, reads, calls, named) or calls & self.varying:
+            return None
+        inputs = []
+        for catalog, read_schema, name in sorted(reads):
+            if not catalog and not read_schema and name in named:
+                continue
+            if catalog not in ("", self.catalog) or not read_schema or not self._exists(read_schema, name):
+                return None
+            inputs.append([read_schema, name, self.key(read_schema, name)])
+        return digest(["view", query, inputs])
+
+    def _walk(self, node: Any, reads: set, calls: set, named: set) -> bool:
+        """Gather the relations, functions and CTE names of a parsed query; False at a table function."""
+        if isinstance(node, list):
+            return all(self._walk(item, reads, calls, named) for item in node)
+        if not isinstance(node, dict):
+            return True
+        if node.get("type") == "TABLE_FUNCTION":
+            return False
+        if node.get("type") == "BASE_TABLE":
+            reads.add((node["catalog_name"], node["schema_name"], node["table_name"]))
+        if node.get("class") == "FUNCTION":
+            calls.add(node["function_name"])
+        if "cte_map" in node:
+            named.update(entry["key"] for entry in node["cte_map"]["map"])
+        return all(self._walk(value, reads, calls, named) for value in node.values())
+
+    def _exists(self, schema: str, name: str) -> bool:
+        found = self.connection.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE database_name = $1 AND schema_name = $2 AND table_name = $3 "
+            "UNION ALL SELECT count(*) FROM duckdb_views() WHERE database_name = $1 AND schema_name = $2 "
+            "AND view_name = $3",
+            [self.catalog, schema, name],
+        ).fetchall()
+        return any(count for (count,) in found)
+
+
+def table_key(contents: RelationContents, table: str) -> str:
+    """What the published ``table`` is made from, as a sha256: the statement that copies it, its
+    columns and types, and what the mart holds (``RelationContents``)."""
+    relation = contents.relation(MARTS_SCHEMA, table)
+    try:
+        columns = [column[:2] for column in contents.connection.execute(f"DESCRIBE {relation}").fetchall()]
+    except duckdb.CatalogException as error:
+        raise missing_table(error) from error
+    return digest([copy_statement(table), columns, contents.key(MARTS_SCHEMA, table)])
+
+
+@dataclasses.dataclass(frozen=True)
+class BuildMarts:
+    """What a build warehouse publishes, read before anything is written: its tables with their
+    keys, and the base URL its marts were built with."""
+
+    tables: tuple[str, ...]
+    keys: dict[str, str]
+    base_url: str
+
+    @classmethod
+    def read(cls, build_warehouse: Path) -> BuildMarts:
+        with duckdb.connect() as connection:
+            catalog = attach_build(connection, build_warehouse)
+            marts = f"{catalog}.{MARTS_SCHEMA}"
+            refuse_incomplete(connection, marts)
+            tables = published_tables(connection, marts)
+            contents = RelationContents(connection, build_warehouse.stem)
+            keys = {table: table_key(contents, table) for table in tables}
+            base_url = connection.execute(f"SELECT base_url FROM {marts}.publisher").fetchall()[0][0]
+        return cls(tables, keys, base_url)
+
+
+def attach_build(connection: duckdb.DuckDBPyConnection, build_warehouse: Path) -> str:
+    """Attach the build warehouse read-only; its catalog's name, quoted. It is attached under its
+    own name (the file's stem), so that a mart kept as a view, whose SQL names that catalog,
+    resolves here as it does in the warehouse."""
+    build = '"' + build_warehouse.stem.replace('"', '""') + '"'
+    connection.execute(f"ATTACH {sql_string(str(build_warehouse))} AS {build} (READ_ONLY)")
+    return build
+
+
+def reusable_tables(previous_snapshot: Path, marts: BuildMarts) -> set[str]:
+    """The tables of ``previous_snapshot`` a new snapshot of ``marts`` may keep as they are: empty
+    unless they hold at least ``KEPT_SHARE_TO_COPY`` of its blocks (then copying it pays)."""
+    with open_snapshot(previous_snapshot) as connection:
+        recorded = table_keys(connection)
+        kept = {table for table, key in marts.keys.items() if recorded.get(table) == key}
+        if not kept or kept == set(recorded):
+            return kept
+        blocks = {
+            table: connection.execute(
+                "SELECT count(DISTINCT block_id) FROM pragma_storage_info(?) WHERE block_id >= 0", [table]
+            ).fetchall()[0][0]
+            for table in recorded
+        }
+        total = connection.execute("SELECT total_blocks FROM pragma_database_size()").fetchall()[0][0]
+    return kept if sum(blocks[table] for table in kept) >= KEPT_SHARE_TO_COPY * total else set()
+
+
+def write_snapshot(
+    snapshot_file: Path, build_warehouse: Path, marts: BuildMarts, previous: PublishedRelease | None, info: list[Any]
+) -> tuple[str, ...]:
+    """Copy the published tables of ``build_warehouse`` into ``snapshot_file``, with
+    ``SNAPSHOT_INFO_TABLE`` holding ``info`` (version, time, inputs fingerprint) and the keys.
+    Starts from a copy of ``previous``'s snapshot when it holds most of what is published
+    unchanged (``reusable_tables``); the tables kept from it."""
+    previous_snapshot = previous.folder / SNAPSHOT_FILE if previous else None
+    kept = reusable_tables(previous_snapshot, marts) if previous_snapshot and previous_snapshot.is_file() else set()
+    if kept:
+        shutil.copyfile(previous_snapshot, snapshot_file)
+    connection = duckdb.connect(str(snapshot_file))
+    try:
+        present = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        for table in sorted(present - kept):
+            connection.execute(f'DROP TABLE "{table}"')
+        connection.execute("CHECKPOINT")  # what was dropped is free for what is written next
+        build = attach_build(connection, build_warehouse)
+        for table in marts.tables:
+            if table not in kept:
+                statement = copy_statement(table).format(marts=f"{build}.{MARTS_SCHEMA}")
+                try:
+                    connection.execute(f'CREATE TABLE "{table}" AS {statement}')
+                except duckdb.CatalogException as error:
+                    raise missing_table(error) from error
+        connection.execute(
+            f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
+            "? AS inputs_fingerprint, ?::VARCHAR[] AS tables, ? AS base_url, "
+            "MAP(?::VARCHAR[], ?::VARCHAR[]) AS table_keys",
+            [*info, list(marts.tables), marts.base_url, list(marts.keys), list(marts.keys.values())],
+        )
+        connection.execute(f"DETACH {build}")
+        connection.execute("CHECKPOINT")
+    finally:
+        connection.close()
+    os.chmod(snapshot_file, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
+    return tuple(sorted(kept))
+
+
 def publish(
     store: Path,
     build_warehouse: Path,
@@ -245,7 +522,8 @@ def publish(
     manifest then lists every file of the folder. The base URL the marts were built with
     (the ``publisher`` mart's ``base_url``) is recorded in the snapshot and the manifest.
     ``before_switch(folder)`` runs on the finished release before ``CURRENT`` names it; a
-    release it refuses is removed, and nothing is published.
+    release it refuses is removed, and nothing is published. What the release being served
+    already holds is kept or linked rather than written again (module docstring).
     """
     store.mkdir(parents=True, exist_ok=True)
     remove_stale_staging_files(store)
@@ -255,38 +533,16 @@ def publish(
         published_at += dt.timedelta(milliseconds=1)
         version = new_version(published_at)
     final = release_path(store, version)
+    marts = BuildMarts.read(build_warehouse)
+    previous = previous_release(store)
     with staged_release(store, version) as staging:
-        snapshot_file = staging / SNAPSHOT_FILE
-        connection = duckdb.connect(str(snapshot_file))
-        try:
-            # Attached under its own catalog name (the file's stem), so that a mart kept as a
-            # view, whose SQL names that catalog, resolves here as it does in the warehouse.
-            build = '"' + build_warehouse.stem.replace('"', '""') + '"'
-            connection.execute(f"ATTACH {sql_string(str(build_warehouse))} AS {build} (READ_ONLY)")
-            refuse_incomplete(connection, f"{build}.{MARTS_SCHEMA}")
-            tables = published_tables(connection, f"{build}.{MARTS_SCHEMA}")
-            base_url = connection.execute(f"SELECT base_url FROM {build}.{MARTS_SCHEMA}.publisher").fetchone()[0]
-            for table in tables:
-                order = f" ORDER BY {STORED_ORDER[table]}" if table in STORED_ORDER else ""
-                try:
-                    connection.execute(
-                        f'CREATE TABLE "{table}" AS SELECT * FROM {build}.{MARTS_SCHEMA}."{table}"{order}'
-                    )
-                except duckdb.CatalogException as error:
-                    raise missing_table(error) from error
-            connection.execute(
-                f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
-                "? AS inputs_fingerprint, ?::VARCHAR[] AS tables, ? AS base_url",
-                [version, published_at, inputs_fingerprint, list(tables), base_url],
-            )
-            connection.execute(f"DETACH {build}")
-            connection.execute("CHECKPOINT")
-        finally:
-            connection.close()
-        os.chmod(snapshot_file, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-        if write_files is not None:
-            write_files(staging, snapshot_file)
-        write_manifest(staging, version, base_url, published_at.isoformat())
+        kept = write_snapshot(
+            staging / SNAPSHOT_FILE, build_warehouse, marts, previous, [version, published_at, inputs_fingerprint]
+        )
+        made_from = write_files(staging, staging / SNAPSHOT_FILE) if write_files is not None else None
+        files = describe_files(staging, previous, made_from)
+        shared = link_unchanged(staging, files, previous)
+        write_manifest(staging, version, marts.base_url, published_at.isoformat(), files)
     if before_switch is not None:
         try:
             before_switch(final)
@@ -295,7 +551,7 @@ def publish(
             raise
     point_current(store, version)
     prune(store, keep)
-    return describe(store, version)
+    return dataclasses.replace(describe(store, version), kept_tables=kept, shared_files=shared)
 
 
 def prune(store: Path, keep: int = DEFAULT_KEEP) -> list[str]:

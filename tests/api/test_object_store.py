@@ -3,18 +3,22 @@
 Publish uploads a release and switches the store's pointer; a replica (`reuse-data serve
 --from s3://…`, with an empty home of its own) downloads it, checks it and serves it; a
 corrupt or incomplete release in the store is refused while the previous one stays served;
-a rollback through the store's pointer reaches the replica.
+a rollback through the store's pointer reaches the replica; a file the store already holds
+is copied within it rather than sent again, and a replica links it rather than download it.
 """
 
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import obstore
 import pytest
@@ -22,8 +26,8 @@ import pytest
 from serve.release_files import publish_release
 from tests.conftest import PROJECT_ROOT, run_cli
 from tests.support.harness import Server, copy_home, home_environment, home_layout, serving
-from tests.support.seaweedfs import SeaweedFS
-from warehouse.manifest import MANIFEST_FILE, read_manifest
+from tests.support.seaweedfs import BUCKET, SeaweedFS
+from warehouse.manifest import MANIFEST_FILE, read_manifest, verify
 from warehouse.release_store import ReleaseStore, StoreError
 from warehouse.snapshots import current_version, versions
 
@@ -200,3 +204,108 @@ def test_the_publish_asset_uploads_to_the_configured_store(
     version = current_version(local)
     assert version != before and store.pointer() == version
     assert f"uploaded release {version} to {store.url}" in done.stderr
+
+
+class CountingRelay:
+    """A TCP relay in front of the S3 server that notes each request as it passes: its method, its
+    path and whether it asks the store to copy an object it holds (``x-amz-copy-source``)."""
+
+    def __init__(self, upstream: str) -> None:
+        parts = urlsplit(upstream)
+        self.upstream = (parts.hostname, parts.port)
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.requests: list[tuple[str, str, bool]] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    @property
+    def endpoint(self) -> str:
+        return f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(self.upstream)
+            threading.Thread(target=self._requests, args=(client, upstream), daemon=True).start()
+            threading.Thread(target=self._responses, args=(upstream, client), daemon=True).start()
+
+    def _responses(self, upstream: socket.socket, client: socket.socket) -> None:
+        try:
+            while chunk := upstream.recv(65536):
+                client.sendall(chunk)
+        except OSError:
+            pass
+        finally:
+            client.close()
+
+    def _requests(self, client: socket.socket, upstream: socket.socket) -> None:
+        reader = client.makefile("rb")
+        try:
+            while head := self._head(reader):
+                lines = head.decode("latin-1").split("\r\n")
+                method, target, _ = lines[0].split(" ", 2)
+                fields = dict(line.lower().split(":", 1) for line in lines[1:] if ":" in line)
+                assert "transfer-encoding" not in fields, "the relay passes bodies of a known length only"
+                self.requests.append((method, urlsplit(target).path, "x-amz-copy-source" in fields))
+                upstream.sendall(head + b"\r\n")
+                remaining = int(fields.get("content-length", "0"))
+                while remaining:
+                    chunk = reader.read(min(remaining, 65536))
+                    upstream.sendall(chunk)
+                    remaining -= len(chunk)
+        except (OSError, ValueError):
+            pass
+        finally:
+            upstream.close()
+
+    @staticmethod
+    def _head(reader) -> bytes:
+        """The next request's line and fields, without the blank line; empty once the client is done."""
+        lines = []
+        while (line := reader.readline()) not in (b"\r\n", b""):
+            lines.append(line)
+        return b"".join(lines) if line else b""
+
+    def close(self) -> None:
+        self.listener.close()
+
+
+def test_an_unchanged_file_is_copied_within_the_store_and_linked_by_a_replica(
+    store: ReleaseStore, seaweedfs: SeaweedFS, demo_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    local = tmp_path / "snapshots"
+    first = publish_to(store, local, demo_home)
+    relay = CountingRelay(seaweedfs.endpoint)
+    monkeypatch.setenv("AWS_ENDPOINT_URL", relay.endpoint)
+    relayed = ReleaseStore.open(store.url)
+    try:
+        second = publish_to(relayed, local, demo_home)
+        before, after = read_manifest(local / first), read_manifest(local / second)
+        held = {(file.sha256, file.size) for file in before.files.values()}
+        unchanged = {path for path, file in after.files.items() if (file.sha256, file.size) in held}
+        assert unchanged and unchanged != set(after.files)  # the demo republished: most files, not all
+
+        def objects(version: str, paths: set[str]) -> set[str]:
+            return {f"/{BUCKET}/{relayed.prefix}/{relayed.key(version, path)}" for path in paths}
+
+        copied = {path for method, path, copy in relay.requests if method == "PUT" and copy}
+        sent = {path for method, path, copy in relay.requests if method in ("PUT", "POST") and not copy}
+        assert copied == objects(second, unchanged)
+        pointer = f"/{BUCKET}/{relayed.prefix}/current"
+        assert sent == objects(second, set(after.files) - unchanged | {MANIFEST_FILE}) | {pointer}
+        stored = {entry["path"]: entry["size"] for batch in obstore.list(store.store) for entry in batch}
+        assert all(stored[store.key(second, path)] == file.size for path, file in after.files.items())
+
+        cache = tmp_path / "replica"
+        relayed.download(first, cache)
+        relay.requests.clear()
+        relayed.download(second, cache)
+        fetched = {path for method, path, _ in relay.requests if method == "GET"}
+        assert fetched & objects(second, set(after.files)) == objects(second, set(after.files) - unchanged)
+        for path in unchanged:
+            assert (cache / second / path).stat().st_ino == (cache / first / path).stat().st_ino, path
+        verify(cache / second, after)
+    finally:
+        relay.close()

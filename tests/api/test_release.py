@@ -4,12 +4,14 @@ immutable versioned addresses, and one base URL per release."""
 
 from __future__ import annotations
 
+import datetime as dt
 import gzip
 import hashlib
 import json
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import duckdb
 import fsspec
 import pandas
 import polars
@@ -18,12 +20,14 @@ import pytest
 import zstandard
 
 from foundations.media_types import media_type_of
+from serve.release import PAGE_ENVELOPE, PAGE_PATHS, Release
+from serve.release_files import DATA_PACKAGE, DATASET, DOCUMENTS, publish_release
 from serve.routes_catalogue import FIXED_DOCUMENTS
 from serve.table_descriptions import croissant_format
 from tests.api.conftest import BASE_URL
-from tests.support.harness import Server, copy_home, distributed_tables, serving
-from warehouse.manifest import read_manifest
-from warehouse.snapshots import current_version, release_path
+from tests.support.harness import Server, copy_home, distributed_tables, home_layout, serving
+from warehouse.manifest import Manifest, read_manifest, verify
+from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 
 DOWNLOADS = "/api/public/downloads"
 
@@ -188,3 +192,100 @@ def test_a_server_configured_with_another_base_url_serves_the_releases_and_says_
     assert all(address.startswith(BASE_URL) for address in handed_out), handed_out
     said = log.read_text()
     assert f"was built for {BASE_URL}, not the configured REUSE_DATA_BASE_URL https://data.example.org" in said
+
+
+def release_naming_files(manifest: Manifest) -> set[str]:
+    """The files of a release that name it (its version or time): no other release holds them."""
+    named = {SNAPSHOT_FILE, PAGE_ENVELOPE, DATASET, DATA_PACKAGE}
+    named |= {path for path, document in DOCUMENTS.items() if document.names_release}
+    return {path for path in manifest.files if path in named or path.rsplit(".", 1)[0] in named}
+
+
+def test_a_publish_with_nothing_changed_links_every_file_that_does_not_name_the_release(
+    demo_home: Path, tmp_path: Path
+):
+    home = copy_home(demo_home, tmp_path / "home")
+    store, warehouse = home_layout(home).snapshots_dir, home_layout(home).warehouse_path
+    before = release_path(store, current_version(store))
+    info = publish_release(store, warehouse)
+    manifest, earlier = read_manifest(info.path), read_manifest(before)
+    verify(info.path, manifest)
+    assert set(manifest.files) == set(earlier.files)
+    written = {path for path in manifest.files if (info.path / path).stat().st_ino != (before / path).stat().st_ino}
+    assert written == release_naming_files(manifest)
+    assert set(info.shared_files) == set(manifest.files) - written and set(info.kept_tables) == set(info.tables)
+    for path in set(manifest.files) - written:  # the same file, made from the same things
+        assert manifest.files[path] == earlier.files[path], path
+
+    earlier_bodies = {
+        "/api/public/products.json": (before / "api/public/products.json").read_bytes(),
+        "/api/public/page.json?path=/guides/start-here": (release := Release.open(before)).page(
+            release.pages.get("/guides/start-here"), gzipped=False
+        ),
+    }
+    with serving(home) as again:  # the restamped documents, as a client gets them
+        for path, earlier_body in earlier_bodies.items():
+            plain = again.get(path)
+            assert plain.headers["x-dataset-version"] == info.version
+            for coding, decode in (("gzip", gzip.decompress), ("zstd", zstandard.ZstdDecompressor().decompress)):
+                reply = again.get(path, headers={"Accept-Encoding": coding})
+                if reply.headers.get("content-encoding") == coding:
+                    assert decode(reply.body) == plain.body, (path, coding)
+            now, then = json.loads(plain.body), json.loads(earlier_body)
+            assert now.pop("dataset_version") == info.version and then.pop("dataset_version") == before.name
+            now.pop("generated_at"), then.pop("generated_at")
+            assert now == then
+
+
+def test_a_changed_table_is_written_again_and_what_it_does_not_feed_stays_linked(demo_home: Path, tmp_path: Path):
+    home = copy_home(demo_home, tmp_path / "home")
+    store, warehouse = home_layout(home).snapshots_dir, home_layout(home).warehouse_path
+    before = release_path(store, current_version(store))
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute(
+            "UPDATE marts.products SET product_name = product_name || ' (revised)' "
+            "WHERE product_slug = (SELECT min(product_slug) FROM marts.products)"
+        )
+        connection.execute("UPDATE marts.pages SET title = title || ' (revised)' WHERE path = '/guides/start-here'")
+    info = publish_release(store, warehouse)
+    verify(info.path, read_manifest(info.path))
+    old_pages, new_pages = Release.open(before), Release.open(info.path)
+    unchanged = [path for path in (info.path / PAGE_PATHS).read_text().split() if path != "/guides/start-here"]
+    for path in ("/guides/start-here", *unchanged[:20]):
+        record = new_pages.pages.get(path)
+        now = json.loads(new_pages.page(record, False))
+        then = json.loads(old_pages.page(old_pages.pages.get(path), False))
+        assert gzip.decompress(new_pages.page(record, True)) == new_pages.page(record, False)
+        for document in (now, then):
+            document.pop("dataset_version"), document.pop("generated_at")
+        if path == "/guides/start-here":  # the page changed, and only it
+            assert now["page"]["title"] == then["page"]["title"] + " (revised)"
+        else:
+            assert now == then, path
+
+    def same(path: str) -> bool:
+        return (info.path / path).stat().st_ino == (before / path).stat().st_ino
+
+    products = info.path / DOWNLOADS.lstrip("/") / "products.parquet"
+    assert not same(str(products.relative_to(info.path)))
+    revised = f"SELECT count(*) FROM read_parquet('{products}') WHERE product_name LIKE '% (revised)'"
+    assert duckdb.sql(revised).fetchall() == [(1,)]
+    for unfed in ("bench_readings.parquet", "bench_measurements.csv", "bench_measurements.jsonl.gz", "claims.parquet"):
+        assert same(f"{DOWNLOADS}/{unfed}".lstrip("/")), unfed
+    assert same("api/public/claims.jsonl") and same("api/public/claims.jsonl.gz")
+    assert set(info.kept_tables) == set(info.tables) - {"products", "pages"}
+    with open_snapshot(info.path / SNAPSHOT_FILE) as connection:
+        assert connection.execute("SELECT count(*) FROM products WHERE product_name LIKE '% (revised)'").fetchall() == [
+            (1,)
+        ]
+
+
+def test_documents_said_not_to_name_their_release_are_the_same_in_any_release(demo_home: Path, tmp_path: Path):
+    """What ``release_naming_files`` leaves out is linked from release to release: published from
+    the same warehouse at two times, without a release before, those files are byte for byte the same."""
+    warehouse = home_layout(demo_home).warehouse_path
+    first = publish_release(tmp_path / "a", warehouse, now=dt.datetime(2026, 1, 1, tzinfo=dt.UTC))
+    second = publish_release(tmp_path / "b", warehouse, now=dt.datetime(2027, 6, 30, 12, 34, 56, tzinfo=dt.UTC))
+    manifest, earlier = read_manifest(second.path), read_manifest(first.path)
+    differing = {path for path in manifest.files if manifest.files[path].sha256 != earlier.files[path].sha256}
+    assert differing <= release_naming_files(manifest)
