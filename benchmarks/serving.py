@@ -5,7 +5,8 @@ in time) measures requests per second and p50/p99 latency against three servers 
 snapshot, each on one uvicorn worker; ours and the floor run ``--rounds`` times each in
 alternating order and the median run of each is kept (the machine drifts during a run):
 
-- ours: `reuse-data serve`;
+- ours: `reuse-data serve`, its access log on unless ``REUSE_DATA_ACCESS_LOG`` or ``--access-log``
+  says off (its lines go to a file, as a process manager keeps them);
 - the floor: ``benchmarks.floor_app``, a bare Starlette app replaying the responses ours gave,
   from memory (a 304 when If-None-Match matches), and for the bench exports a bare route
   streaming the same rows from DuckDB through pyarrow's own CSV writer;
@@ -25,7 +26,8 @@ finishes within a run. Datasette's wrk runs come last, each once it has gone idl
 The snapshot is the demo's (the one CURRENT names under REUSE_DATA_HOME), copied to
 ``$REUSE_DATA_HOME/bench/serving/`` with its bench mart repeated to at least ``--rows`` rows.
 
-    python -m benchmarks.serving [--seconds 5] [--rounds 3] [--connections 32] [--rows 20000] [--record]
+    python -m benchmarks.serving [--seconds 5] [--rounds 3] [--connections 32] [--rows 20000]
+        [--operations products,page] [--access-log off] [--record]
 """
 
 from __future__ import annotations
@@ -407,13 +409,14 @@ def run(args: argparse.Namespace) -> str:
     settings = load_settings()
     if current_version(settings.snapshots_dir) is None:
         raise SystemExit(f"no published snapshot under {settings.snapshots_dir}: run `make build` first")
+    logged = args.access_log == "json" if args.access_log else settings.access_log
     work = settings.home / "bench" / "serving"
     home = prepare_home(settings.home, work, args.rows)
     store = home_layout(home).snapshots_dir
     snapshot = snapshot_path(store, current_version(store))
     recorded = work / "recorded.json"
     with ExitStack() as servers:
-        ours = servers.enter_context(serving(home))
+        ours = servers.enter_context(serving(home, environ={"REUSE_DATA_ACCESS_LOG": "json" if logged else "off"}))
         # Every operation is recorded: the floor answers its readiness probe from capabilities.json.
         replayed = [o.operation_id for o in OPERATIONS if o.operation_id not in BENCH_OPERATIONS]
         paths = [example_request(operation_id, args.rows) for operation_id in replayed]
@@ -450,11 +453,13 @@ def run(args: argparse.Namespace) -> str:
         f"python -m benchmarks.serving --seconds {args.seconds:g} --rounds {args.rounds} "
         f"--connections {args.connections} --rows {args.rows} --clients {args.clients}"
     ) + (f" --operations {','.join(args.operations)}" if args.operations != ALL_OPERATIONS else "")
+    command += f" --access-log {args.access_log}" if args.access_log else ""
     return "\n\n".join(
         [
             f"Machine: {machine()}. Command: `{command}`. wrk {args.connections} connections on one thread, "
             f"{args.seconds:g} s per server and request, ours and the floor {args.rounds} times each in alternating "
             "order, the median run of each kept; each server one uvicorn worker (uvloop, httptools); "
+            f"ours with its access log {'on (JSON lines to a file)' if logged else 'off'}; "
             "wrk and the server share the machine's cores.",
             throughput_table(rows),
             *([distinct] if distinct else []),
@@ -483,6 +488,11 @@ def main() -> None:
         type=operation_list,
         default=ALL_OPERATIONS,
         help="comma-separated operation ids to measure (default all: " + ",".join(ALL_OPERATIONS) + ")",
+    )
+    parser.add_argument(
+        "--access-log",
+        choices=("json", "off"),
+        help="our server's access log (default: as REUSE_DATA_ACCESS_LOG says, on unless set off)",
     )
     parser.add_argument("--no-datasette", action="store_true", help="leave Datasette out (no install, no columns)")
     parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")

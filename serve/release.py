@@ -216,6 +216,7 @@ class Release:
     pages: PageIndex
     envelope: PageEnvelope
     prepared: dict[tuple[str, bool], Any] = field(default_factory=dict)  # serve.release_responses, by (path, immutable)
+    page_records: Any = None  # serve.release_responses: the page records asked for last, kept found
     _descriptors: dict[str, int] = field(default_factory=dict)
 
     @classmethod

@@ -8,13 +8,17 @@ client's Accept-Encoding prefers, and answers a single ``Range`` of the file its
 so a slow client holds one piece, not the file; a file above ``INLINE_FILE_BYTES`` (a large
 distribution, perhaps not in the page cache) is read off the event loop.
 
-The headers of each (file, coding, address) are worked out once per release (``Prepared``),
+The headers of each (file, coding, address) are worked out once per release (``PreparedFile``),
 and ``ReleaseFiles`` answers from the ASGI scope without a Request object: a fixed document
-costs little more than replaying it from memory.
+costs little more than replaying it from memory. A page.json document, read from the
+release's pack, goes the same way (``send_page``): the headers every page of a release shares
+are worked out once per release and coding, and an answer adds its ETag and length to them;
+the pages asked for last are kept found (``page_record``).
 """
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,11 +28,18 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import Receive, Scope, Send
 
-from foundations.media_types import media_type_of
+from foundations.media_types import JSON, media_type_of, with_charset
 from foundations.problem_details import ProblemError
 from serve.http.compression import negotiate
-from serve.http.conditional import CACHE_CONTROL, REVALIDATION_HEADERS, cache_headers, etag_matches
-from serve.release import ENCODINGS, Release
+from serve.http.conditional import (
+    CACHE_CONTROL,
+    REVALIDATION_HEADERS,
+    cache_headers,
+    etag_matches,
+    send_not_modified,
+)
+from serve.http.scope import request_headers
+from serve.release import ENCODINGS, PackedRecord, Release
 from warehouse.manifest import ReleaseFile
 
 IMMUTABLE = "public, max-age=31536000, immutable"
@@ -37,6 +48,7 @@ INLINE_FILE_BYTES = 16 * 1024 * 1024
 CODINGS = (*ENCODINGS, "identity")  # best first
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 Headers = list[tuple[bytes, bytes]]
+PAGE_CONTENT_TYPE = (b"content-type", with_charset(JSON).encode("latin-1"))
 
 
 def _raw(headers: dict[str, str]) -> Headers:
@@ -54,29 +66,38 @@ class Prepared:
     not_modified: Headers  # of a 304
 
     @classmethod
-    def of(cls, release: Release, path: str, coding: str, immutable: bool) -> Prepared | None:
-        """The copy in ``coding`` of ``path`` (None if the release has no such file), prepared once."""
-        key = (path, coding, immutable)
+    def make(cls, release: Release, path: str, coding: str, file: ReleaseFile, immutable: bool) -> Prepared:
+        headers = {
+            **cache_headers(release.version, file.etag, cache_control=IMMUTABLE if immutable else CACHE_CONTROL),
+            "Accept-Ranges": "bytes",
+            "Content-Type": media_type_of(path),
+            **({"Content-Encoding": coding} if coding != "identity" else {}),
+        }
+        kept = {k: v for k, v in headers.items() if k.lower().encode("latin-1") in REVALIDATION_HEADERS}
+        return cls(file, coding, headers, _raw({**headers, "Content-Length": str(file.size)}), _raw(kept))
+
+
+@dataclass(frozen=True)
+class PreparedFile:
+    """A release file as an address serves it: the codings it is stored in (best first) and each
+    stored copy prepared, worked out the first time the release is asked for it."""
+
+    codings: tuple[str, ...]
+    copies: dict[str, Prepared]
+
+    @classmethod
+    def of(cls, release: Release, path: str, immutable: bool) -> PreparedFile | None:
+        """``path`` prepared (None if the release has no such file), once per release and address."""
+        key = (path, immutable)
         prepared = release.prepared.get(key)
         if prepared is None:
-            file = release.variants(path).get(coding)
-            if file is None:
+            variants = release.variants(path)
+            if not variants:
                 return None
-            headers = {
-                **cache_headers(release.version, file.etag, cache_control=IMMUTABLE if immutable else CACHE_CONTROL),
-                "Accept-Ranges": "bytes",
-                "Content-Type": media_type_of(path),
-                **({"Content-Encoding": coding} if coding != "identity" else {}),
-            }
-            kept = {k: v for k, v in headers.items() if k.lower().encode("latin-1") in REVALIDATION_HEADERS}
-            whole = _raw({**headers, "Content-Length": str(file.size)})
-            prepared = release.prepared[key] = cls(file, coding, headers, whole, _raw(kept))
+            codings = tuple(coding for coding in CODINGS if coding in variants)
+            copies = {coding: Prepared.make(release, path, coding, variants[coding], immutable) for coding in codings}
+            prepared = release.prepared[key] = cls(codings, copies)
         return prepared
-
-
-def stored_codings(release: Release, path: str) -> tuple[str, ...]:
-    variants = release.variants(path)
-    return tuple(c for c in CODINGS if c in variants)
 
 
 async def send_slice(
@@ -151,12 +172,11 @@ def _unsatisfiable(header: str, size: int) -> ProblemError:
 def release_file(request: Request, release: Release, path: str, *, immutable: bool = False) -> Response:
     """The release file at ``path`` (relative) with the HTTP contract above; 404 when there is none."""
     range_header = request.headers.get("range")
-    coding = (
-        "identity" if range_header else negotiate(request.headers.get("accept-encoding"), stored_codings(release, path))
-    )
-    prepared = Prepared.of(release, path, coding, immutable)
-    if prepared is None:
+    prepared_file = PreparedFile.of(release, path, immutable)
+    if prepared_file is None:
         raise ProblemError(404, f"Release {release.version} has no file {path!r}.", slug="no-release-file")
+    coding = "identity" if range_header else negotiate(request.headers.get("accept-encoding"), prepared_file.codings)
+    prepared = prepared_file.copies[coding]
     if etag_matches(request.headers.get("if-none-match", ""), prepared.file.etag):
         return Response(status_code=304, headers=dict((k.decode(), v.decode()) for k, v in prepared.not_modified))
     headers, size = dict(prepared.headers), prepared.file.size
@@ -177,6 +197,11 @@ def release_file(request: Request, release: Release, path: str, *, immutable: bo
 Locator = Callable[[Scope], tuple[Release, str, bool]]
 
 
+# What an answer from prepared headers reads of a request; a Range (or If-Range) sends a file
+# through ``release_file`` instead.
+ASKED = frozenset((b"if-none-match", b"accept-encoding", b"range", b"if-range"))
+
+
 class ReleaseFiles:
     """An ASGI endpoint sending release files: a request without a Range is answered from the
     scope with the file's prepared headers; one with a Range goes through ``release_file``."""
@@ -186,22 +211,54 @@ class ReleaseFiles:
         self.__name__ = name
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if_none_match = accept_encoding = None  # the first of each, as Request.headers.get gives
-        for name, value in scope["headers"]:
-            if name == b"range" or name == b"if-range":
-                release, path, immutable = self.locate(scope)
-                await release_file(Request(scope, receive), release, path, immutable=immutable)(scope, receive, send)
-                return
-            if name == b"if-none-match" and if_none_match is None:
-                if_none_match = value.decode("latin-1")
-            elif name == b"accept-encoding" and accept_encoding is None:
-                accept_encoding = value.decode("latin-1")
+        asked = request_headers(scope, ASKED)
         release, path, immutable = self.locate(scope)
-        prepared = Prepared.of(release, path, negotiate(accept_encoding, stored_codings(release, path)), immutable)
-        if prepared is None:
+        if b"range" in asked or b"if-range" in asked:
+            await release_file(Request(scope, receive), release, path, immutable=immutable)(scope, receive, send)
+            return
+        prepared_file = PreparedFile.of(release, path, immutable)
+        if prepared_file is None:
             raise ProblemError(404, f"Release {release.version} has no file {path!r}.", slug="no-release-file")
+        prepared = prepared_file.copies[negotiate(asked.get(b"accept-encoding"), prepared_file.codings)]
+        if_none_match = asked.get(b"if-none-match")
         if if_none_match and etag_matches(if_none_match, prepared.file.etag):
-            await send({"type": "http.response.start", "status": 304, "headers": prepared.not_modified})
-            await send({"type": "http.response.body", "body": b""})
+            await send_not_modified(send, prepared.not_modified)
             return
         await send_slice(release, prepared.file.path, 0, prepared.file.size, scope, send, 200, prepared.whole)
+
+
+PAGE_RECORDS_KEPT = 1024  # pages a release keeps found: crawlers and answer engines ask for the same again
+
+
+def page_record(release: Release, path: str) -> PackedRecord | None:
+    """``release.pages.get(path)``, kept for the last ``PAGE_RECORDS_KEPT`` pages asked for: a
+    search of the index costs a page.json answer as much as sending it."""
+    find = release.page_records
+    if find is None:
+        find = release.page_records = functools.lru_cache(maxsize=PAGE_RECORDS_KEPT)(release.pages.get)
+    return find(path)
+
+
+@functools.lru_cache(maxsize=8)  # the release served now, and those still answering when it came
+def page_headers(version: str, gzipped: bool) -> tuple[Headers, Headers]:
+    """What every page.json answer of release ``version`` in one coding carries besides its ETag:
+    the headers its 304 repeats, and those of its 200 before Content-Length."""
+    revalidation = _raw({k: v for k, v in cache_headers(version, etag="").items() if k != "ETag"})
+    return revalidation, revalidation + ([(b"content-encoding", b"gzip")] if gzipped else [])
+
+
+async def send_page(
+    release: Release, record: PackedRecord, gzipped: bool, if_none_match: str | None, scope: Scope, send: Send
+) -> None:
+    """The page.json document of ``record`` (found in the release's page index), gzipped if asked,
+    with the release's prepared headers; a 304 when If-None-Match names it."""
+    etag = record.etag[:-1] + '-gzip"' if gzipped else record.etag
+    validator = (b"etag", etag.encode("latin-1"))
+    revalidation, before_length = page_headers(release.version, gzipped)
+    if if_none_match and etag_matches(if_none_match, etag):
+        await send_not_modified(send, [validator, *revalidation])
+        return
+    body = release.page(record, gzipped)
+    headers = [validator, *before_length, (b"content-length", b"%d" % len(body)), PAGE_CONTENT_TYPE]
+    await send({"type": "http.response.start", "status": 200, "headers": headers})
+    await send({"type": "http.response.body", "body": b"" if scope["method"] == "HEAD" else body})

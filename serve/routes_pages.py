@@ -3,46 +3,64 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
 
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
 
-from foundations.media_types import JSON, with_charset
 from foundations.problem_details import ProblemError
 from serve import params
 from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
-from serve.http.compression import accepts_gzip
-from serve.http.conditional import cache_headers, not_modified
+from serve.http.compression import gzip_accepted
 from serve.http.replay import Varies, replayed, varies_on
 from serve.http.responses import cached
+from serve.http.scope import request_headers
 from serve.openapi import MAX_PATH_LENGTH
+from serve.release_responses import page_record, send_page
 from serve.snapshot import Snapshot
 
-PAGE_MEDIA_TYPE = with_charset(JSON)
+ASKED = frozenset((b"if-none-match", b"accept-encoding"))  # what page.json reads of a request's headers
+# Query strings of page.json kept parsed: crawlers ask for the same pages again. Only those that
+# a path (percent-encoded) can fill are kept, so that the kept ones hold at most a few MB.
+PAGE_QUERIES_KEPT = 1024
+KEPT_QUERY_BYTES = 4 * MAX_PATH_LENGTH
 
 
-async def page(request: Request) -> Response:
-    path = params.required_text(request, "path", MAX_PATH_LENGTH)
-    snapshot = request.app.state.snapshots.current
-    release = snapshot.files
-    record = release.pages.get(path)
-    if record is None:
-        raise ProblemError(
-            404,
-            f"No structured record for the path {path!r}. Page paths look like "
-            "/guides/start-here; changes.json lists every one.",
-            slug="no-page-record",
-        )
-    gzipped = accepts_gzip(request)
-    etag = record.etag[:-1] + '-gzip"' if gzipped else record.etag
-    unchanged = not_modified(request, snapshot, etag)
-    if unchanged is not None:
-        return unchanged
-    headers = cache_headers(snapshot.version, etag)
-    if gzipped:
-        headers["Content-Encoding"] = "gzip"
-    return Response(release.page(record, gzipped), media_type=PAGE_MEDIA_TYPE, headers=headers)
+def parsed_page_path(query_string: bytes) -> str:
+    """The page path a page.json query string asks for, checked (ProblemError 400 when it names none)."""
+    return params.required_text(Request({"type": "http", "query_string": query_string}), "path", MAX_PATH_LENGTH)
+
+
+kept_page_path = functools.lru_cache(maxsize=PAGE_QUERIES_KEPT)(parsed_page_path)
+
+
+def page_path(query_string: bytes) -> str:
+    """``parsed_page_path``, once per query string of a usual length rather than once per request."""
+    return kept_page_path(query_string) if len(query_string) <= KEPT_QUERY_BYTES else parsed_page_path(query_string)
+
+
+class Page:
+    """page.json: one page's record, read from the release's pack and sent with the headers the
+    release prepared (``serve.release_responses.send_page``), from the ASGI scope."""
+
+    __name__ = "page"
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        asked = request_headers(scope, ASKED)
+        path = page_path(scope["query_string"])
+        release = scope["app"].state.snapshots.current.files
+        record = page_record(release, path)
+        if record is None:
+            raise ProblemError(
+                404,
+                f"No structured record for the path {path!r}. Page paths look like "
+                "/guides/start-here; changes.json lists every one.",
+                slug="no-page-record",
+            )
+        gzipped = gzip_accepted(asked.get(b"accept-encoding"))
+        await send_page(release, record, gzipped, asked.get(b"if-none-match"), scope, send)
 
 
 CHANGES_SQL = (
@@ -81,6 +99,6 @@ def change_document(snapshot: Snapshot, since: dt.datetime | None, raw_since: st
 
 
 routes = [
-    Route("/api/public/page.json", page, methods=["GET"]),
+    Route("/api/public/page.json", Page(), methods=["GET"]),
     replayed("/api/public/changes.json", changes, key=Varies.QUERY | Varies.CODING),
 ]

@@ -1,6 +1,7 @@
 """The HTTP contract of every answer, one concern a module: validators and 304s (``conditional``),
-content coding (``compression``), CORS (``cors``), replay of fixed answers (``replay``) and the
-responses built with all of them (``responses``).
+content coding (``compression``), CORS (``cors``), replay of fixed answers (``replay``), the
+responses built with all of them (``responses``) and the request headers read from the ASGI scope
+by the endpoints that answer without a Request (``scope``).
 
 It is decided per response rather than in middleware wrapped around every request: the API is
 public and read-only, so its CORS headers are the same on every response and only preflights

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 from starlette.responses import Response
+from starlette.types import Send
 
 from serve.http.cors import CORS_HEADERS
 
@@ -34,6 +35,8 @@ def etag_for(request: Request, snapshot: Snapshot, vary_language: bool = False, 
 
 def etag_matches(if_none_match: str, etag: str) -> bool:
     """Whether an If-None-Match value names ``etag`` (weakly compared, as RFC 9110 asks for GET)."""
+    if if_none_match == etag:  # what a cache revalidating its one copy sends
+        return True
     candidates = [c.strip() for c in if_none_match.split(",")]
     return any(c == "*" or c.removeprefix("W/") == etag for c in candidates)
 
@@ -56,6 +59,12 @@ def cache_headers(
         "Vary": "Accept-Encoding, Accept-Language" if vary_language else "Accept-Encoding",
         **CORS_HEADERS,
     }
+
+
+async def send_not_modified(send: Send, headers: list[tuple[bytes, bytes]]) -> None:
+    """A 304 with ``headers`` (its 200's ``REVALIDATION_HEADERS``), sent straight to ASGI."""
+    await send({"type": "http.response.start", "status": 304, "headers": headers})
+    await send({"type": "http.response.body", "body": b""})
 
 
 def not_modified(request: Request, snapshot: Snapshot, etag: str, vary_language: bool = False) -> Response | None:

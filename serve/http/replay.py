@@ -23,7 +23,8 @@ from starlette.routing import Route, request_response
 from starlette.types import Receive, Scope, Send
 
 from serve.http.compression import gzip_accepted
-from serve.http.conditional import REVALIDATION_HEADERS, etag_matches
+from serve.http.conditional import REVALIDATION_HEADERS, etag_matches, send_not_modified
+from serve.http.scope import request_headers
 
 logger = logging.getLogger(__name__)
 Handler = Callable[[Request], Awaitable[Response]]
@@ -48,6 +49,7 @@ DESCRIPTIONS = {
     Varies.LANGUAGE: "the language (Accept-Language)",
 }
 VARY_HEADERS = {"accept-encoding": Varies.CODING, "accept-language": Varies.LANGUAGE}
+ASKED = frozenset((b"if-none-match", b"accept-encoding", b"accept-language"))  # what a replay reads of a request
 
 
 def described(varies: Varies) -> str:
@@ -164,21 +166,16 @@ class Replayed:
         return response
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if_none_match = accept_encoding = accept_language = None  # the first of each, as Request.headers.get gives
-        for name, value in scope["headers"]:
-            if name == b"if-none-match" and if_none_match is None:
-                if_none_match = value.decode("latin-1")
-            elif name == b"accept-encoding" and accept_encoding is None:
-                accept_encoding = value.decode("latin-1")
-            elif name == b"accept-language" and accept_language is None:
-                accept_language = value.decode("latin-1")
+        asked = request_headers(scope, ASKED)
+        if_none_match = asked.get(b"if-none-match")
         snapshot = scope["app"].state.snapshots.current
-        kept = snapshot.memo.responses.get(self.key_of(scope, accept_encoding, accept_language))
+        kept = snapshot.memo.responses.get(
+            self.key_of(scope, asked.get(b"accept-encoding"), asked.get(b"accept-language"))
+        )
         if kept is None:
             await self.answer_afresh(scope, receive, send)
         elif if_none_match and etag_matches(if_none_match, kept.etag):
-            await send({"type": "http.response.start", "status": 304, "headers": kept.not_modified_headers})
-            await send({"type": "http.response.body", "body": b""})
+            await send_not_modified(send, kept.not_modified_headers)
         else:
             await send({"type": "http.response.start", "status": 200, "headers": kept.headers})
             await send({"type": "http.response.body", "body": kept.body})

@@ -171,6 +171,21 @@ def test_page_record_and_404(server: Server):
     assert missing.status == 404 and missing.headers["content-type"] == "application/problem+json"
 
 
+def test_page_record_however_its_query_spells_the_path_and_by_head(server: Server):
+    page = "/api/public/page.json"
+    plain = server.get(f"{page}?path=/guides/start-here")
+    for query in ("path=%2Fguides%2Fstart-here", "utm=x&path=/guides/start-here", "path=/x&path=/guides/start-here"):
+        again = server.get(f"{page}?{query}")
+        assert (again.status, again.body, again.headers["etag"]) == (200, plain.body, plain.headers["etag"]), query
+    for headers in ({}, {"Accept-Encoding": "gzip"}):
+        whole = server.get(f"{page}?path=/guides/start-here", headers)
+        head = server.send("HEAD", f"{page}?path=/guides/start-here", headers=headers)
+        assert head.status == 200 and head.body == b"" and head.headers["content-length"] == str(len(whole.body))
+        assert {k: v for k, v in head.headers.items() if k != "date"} == {
+            k: v for k, v in whole.headers.items() if k != "date"
+        }
+
+
 def test_change_feed_follows_the_spec(server: Server):
     feed = server.get("/api/public/changes.json").json()
     assert feed["since"] is None

@@ -96,6 +96,20 @@ def test_one_json_access_line_per_request(two_workers: Server):
         assert line["client"] == "203.0.113.9"
 
 
+def test_a_page_record_and_its_revalidation_are_logged_as_sent(two_workers: Server):
+    path, query = "/api/public/page.json", "path=/guides/start-here"
+    answered = two_workers.get(f"{path}?{query}", headers={"User-Agent": "page-log-test"})
+    revalidated = two_workers.get(
+        f"{path}?{query}", headers={"User-Agent": "page-log-test", "If-None-Match": answered.headers["etag"]}
+    )
+    assert (answered.status, revalidated.status) == (200, 304)
+    lines = [line for line in access_lines(two_workers, path, 2) if line["user_agent"] == "page-log-test"]
+    assert sorted((line["status"], line["bytes"]) for line in lines) == [(200, len(answered.body)), (304, 0)]
+    for line in lines:
+        assert line["route"] == path and line["query"] == query and line["method"] == "GET"
+        assert line["dataset_version"] == answered.headers["x-dataset-version"]
+
+
 def test_the_access_log_can_be_switched_off(demo_home: Path, tmp_path: Path):
     log = tmp_path / "quiet.log"
     with serving(demo_home, "--access-log", "off", log=log) as server:
