@@ -45,6 +45,7 @@ class Load:
     p99_ms: float
     megabytes_per_second: float
     failures: int  # socket errors, timeouts and 4xx/5xx replies
+    error_replies: int  # of which 4xx/5xx replies (ask.json's 503 when it is busy)
 
 
 def wrk_command() -> str:
@@ -95,6 +96,7 @@ def run_wrk(
         p99_ms=report["p99_us"] / 1000,
         megabytes_per_second=report["bytes"] / duration / 1e6,
         failures=report["socket_errors"] + report["bad_status"],
+        error_replies=report["bad_status"],
     )
 
 

@@ -26,6 +26,7 @@ RATE = r"[\d,.]+ (req/s|MB/s)"
 def test_a_tiny_serving_benchmark_measures_every_requested_operation(demo_home: Path, tmp_path: Path):
     home = copy_home(demo_home, tmp_path / "home")
     argv = [sys.executable, "-m", "benchmarks.serving", "--seconds", "1", "--rounds", "2", "--connections", "4"]
+    argv += ["--processes", "2"]  # each round on a process of its own
     argv += ["--rows", "600"]
     argv += ["--clients", "3", "--no-datasette", "--operations", "products,page,benchCsv,benchJsonl"]
     environment = home_environment(home)
@@ -40,6 +41,7 @@ def test_a_tiny_serving_benchmark_measures_every_requested_operation(demo_home: 
         assert re.fullmatch(RATE, cells[1]) and re.fullmatch(RATE, cells[3]), row
         assert float(cells[5]) > 0 and cells[7] == "n/a", row
     assert "[5/5] products.json, 304" in completed.stderr
+    assert "each run on the next of 2 processes of each" in report
     for export in labels[2:]:
         assert re.search(rf"\| ours, `{re.escape(export)}` \| [\d.]+ \| [\d.]+ \|", report), report
         assert re.search(rf"\| ours, `{re.escape(export)}` \| 3 \| [\d.]+ \| -?[\d.]+ \|", report), report
