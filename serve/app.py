@@ -16,7 +16,7 @@ from starlette.middleware import Middleware
 
 from ask.admission import QuestionAdmission
 from ask.encoder_models import ModelStore
-from ask.encoder_threads import threads_per_process, use_encoder_threads
+from ask.encoder_threads import ensure_encoder_threads
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
 from foundations.settings import Settings, load_settings
 from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
@@ -44,14 +44,14 @@ def log_to_stderr() -> None:
         logger.setLevel(logging.INFO)
 
 
-def create_app(settings: Settings | None = None, workers: int = 1, metrics_dir: Path | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, metrics_dir: Path | None = None) -> Starlette:
     """The app serving the local releases under the home, or, for a replica (``serve_from``), the
-    releases it downloads from the object store into its cache; one of ``workers`` processes
-    sharing the machine's cores (and their request counts in ``metrics_dir``)."""
+    releases it downloads from the object store into its cache; with ``metrics_dir``, one of several
+    worker processes whose request counts are summed there."""
     settings = settings or load_settings()
     log_to_stderr()
-    # Before any release's encoder loads: the workers share the cores out rather than spin on them.
-    use_encoder_threads(threads_per_process(workers))
+    # Before any release's encoder loads: its threads sleep while they wait, whatever the environment says.
+    ensure_encoder_threads()
     models = ModelStore(settings.ask_models)
 
     def prepare(snapshot: Snapshot) -> None:

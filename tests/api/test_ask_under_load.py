@@ -2,7 +2,7 @@
 
 A real server (one worker) gets hundreds of distinct questions at the same moment, more than
 it admits; meanwhile a question it already answered for this release is asked again. Also: the
-workers of ``serve --workers 2`` load their encoder with their share of the cores and sleeping
+workers of ``serve --workers 2`` load their encoder on every core with sleeping
 waiters, whatever OpenMP settings their environment carries.
 """
 
@@ -17,7 +17,7 @@ from urllib.parse import quote
 import orjson
 import pytest
 
-from ask.encoder_threads import WAIT_POLICY, threads_per_process
+from ask.encoder_threads import WAIT_POLICY, cores
 from foundations.media_types import PROBLEM_JSON
 from tests.support.harness import Server, serving
 from tests.support.openmp import HOSTILE, displayed_settings
@@ -86,7 +86,7 @@ def test_an_overloaded_server_refuses_at_once_and_still_answers_what_it_remember
     assert one_worker.get(ask_path("Is a glass bottle safe in a dishwasher?")).status == 200
 
 
-def test_two_workers_share_the_cores_whatever_the_environment_says(demo_home: Path, tmp_path: Path):
+def test_two_workers_embed_with_sleeping_waiters_whatever_the_environment_says(demo_home: Path, tmp_path: Path):
     log = tmp_path / "serve.log"
     with serving(demo_home, "--workers", "2", environ=HOSTILE, log=log) as server:
         for n in range(8):  # whichever worker takes each, both have loaded their encoder by the end
@@ -95,4 +95,4 @@ def test_two_workers_share_the_cores_whatever_the_environment_says(demo_home: Pa
     assert len(settings) == 2, "one OpenMP runtime loaded in each worker"
     for each in settings:
         assert each["OMP_WAIT_POLICY"] == WAIT_POLICY
-        assert each["OMP_NUM_THREADS"] == str(threads_per_process(2))
+        assert each["OMP_NUM_THREADS"] == str(cores())

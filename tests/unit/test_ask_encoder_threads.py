@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ask.encoder_threads import WAIT_POLICY, threads_per_process, use_encoder_threads
+from ask.encoder_threads import WAIT_POLICY, cores, use_encoder_threads
 from tests.support.openmp import HOSTILE, displayed_settings
 
 
@@ -26,10 +26,10 @@ def loaded_settings(script: str) -> list[dict[str, str]]:
 def test_the_encoder_loads_with_sleeping_waiters_on_every_core():
     [settings] = loaded_settings("from ask.encoder import Encoder; Encoder().query('which flask keeps tea hot')")
     assert settings["OMP_WAIT_POLICY"] == WAIT_POLICY
-    assert settings["OMP_NUM_THREADS"] == str(threads_per_process(1))
+    assert settings["OMP_NUM_THREADS"] == str(cores())
 
 
-def test_a_server_worker_takes_its_share_of_the_cores():
+def test_a_process_may_ask_for_fewer_threads_before_its_encoder_loads():
     script = (
         "from ask.encoder_threads import use_encoder_threads; use_encoder_threads(1); "
         "from ask.encoder import Encoder; Encoder().query('which flask keeps tea hot')"
@@ -44,10 +44,6 @@ def test_training_loads_pytorch_with_sleeping_waiters():
     assert every and all(settings["OMP_WAIT_POLICY"] == WAIT_POLICY for settings in every)
 
 
-def test_threads_are_the_cores_shared_out_at_least_one():
-    cores = len(os.sched_getaffinity(0))
-    assert threads_per_process(1) == cores
-    assert threads_per_process(cores) == 1
-    assert threads_per_process(cores * 4) == 1
+def test_an_encoder_needs_at_least_one_thread():
     with pytest.raises(ValueError, match="at least one thread"):
         use_encoder_threads(0)
