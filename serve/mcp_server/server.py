@@ -11,7 +11,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Iterator
-from typing import Annotated
+from typing import Annotated, TypeVar
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -23,6 +23,7 @@ from starlette.routing import BaseRoute
 
 from ask.admission import QuestionAdmission
 from ask.encoder_models import ModelStore
+from ask.language import LANGUAGES
 from foundations.problem_details import ProblemError
 from foundations.settings import Settings
 from serve.mcp_server import answers
@@ -41,6 +42,7 @@ INSTRUCTIONS = (
     "from its current published release. Start with `ask` for a reader's question; `dataset` lists the "
     "categories and protocols the other tools take." + CITE
 )
+Tool = TypeVar("Tool", bound=Callable)
 READ_ONLY = ToolAnnotations(readOnlyHint=True, destructiveHint=False, idempotentHint=True, openWorldHint=False)
 
 
@@ -60,15 +62,18 @@ def assistant_server(
     ``admission`` beside ask.json's (a refusal is counted by ``refused``)."""
     server = MCPServer("reuse-data", instructions=INSTRUCTIONS, log_level="WARNING")
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="Answer a reader's question from the publisher's library (the same answer as ask.json): "
-        "the best answer, the page it comes from, and the other matches with their confidence." + CITE,
+    def read_only(description: str) -> Callable[[Tool], Tool]:
+        """Register a read-only tool, its description ending with what the licence asks of a citation."""
+        return server.tool(annotations=READ_ONLY, description=description + CITE)
+
+    @read_only(
+        "Answer a reader's question from the publisher's library (the same answer as ask.json): "
+        "the best answer, the page it comes from, and the other matches with their confidence."
     )
     async def ask(
         question: Annotated[str, Field(description="The question, in any of the six languages.")],
         language: Annotated[
-            str | None, Field(description="Answer in this language (en, zh, el, vi, ar, pa); default: the question's.")
+            str | None, Field(description=f"Answer in this language ({', '.join(LANGUAGES)}); default: the question's.")
         ] = None,
         limit: Annotated[
             int | None, Field(description=f"Matches at most (default {ASK_DEFAULT_LIMIT}, maximum {ASK_MAX_LIMIT}).")
@@ -79,10 +84,7 @@ def assistant_server(
                 await answers.ask(holder.current, admission, question, language, limit, refused)
             )
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="The structured record of a page of the site (as page.json): a guide, a product, an answer." + CITE,
-    )
+    @read_only("The structured record of a page of the site (as page.json): a guide, a product, an answer.")
     async def page(
         path: Annotated[
             str, Field(description=f"The page's path, like /guides/start-here (at most {MAX_PATH_LENGTH} characters).")
@@ -91,10 +93,9 @@ def assistant_server(
         with refused_as_tool_error():
             return PageResult.model_validate(answers.page(holder.current, path))
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="The products of a category, best first by overall rating or by one protocol's sub-score, "
-        "as products.json lists them (scores 0-100; untested slots are pending, never estimated)." + CITE,
+    @read_only(
+        "The products of a category, best first by overall rating or by one protocol's sub-score, "
+        "as products.json lists them (scores 0-100; untested slots are pending, never estimated)."
     )
     async def products(
         category: Annotated[str, Field(description="A category slug (the dataset tool lists them).")],
@@ -115,10 +116,9 @@ def assistant_server(
             found = await run_in_threadpool(answers.products, holder.current, category, order_by, min_rating, limit)
             return ProductsResult.model_validate(found)
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="Bench measurements of a product or a protocol (as bench.jsonl): value, unit, sample size, "
-        "sub-score, tester and date per slot; a slot not tested yet has value null and status 'pending'." + CITE,
+    @read_only(
+        "Bench measurements of a product or a protocol (as bench.jsonl): value, unit, sample size, "
+        "sub-score, tester and date per slot; a slot not tested yet has value null and status 'pending'."
     )
     async def bench(
         product: Annotated[str | None, Field(description="A product slug (the products tool lists them).")] = None,
@@ -133,10 +133,7 @@ def assistant_server(
                 await run_in_threadpool(answers.bench, holder.current, product, protocol, limit)
             )
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="What changed in the dataset since a date (as changes.json), newest first." + CITE,
-    )
+    @read_only("What changed in the dataset since a date (as changes.json), newest first.")
     async def changes(
         since: Annotated[
             str | None,
@@ -146,10 +143,9 @@ def assistant_server(
         with refused_as_tool_error():
             return ChangesResult.model_validate(await run_in_threadpool(answers.changes, holder.current, since))
 
-    @server.tool(
-        annotations=READ_ONLY,
-        description="What the dataset holds (from dataset.json): its statistics, categories, protocols, "
-        "languages and downloadable files, and how to cite it." + CITE,
+    @read_only(
+        "What the dataset holds (from dataset.json): its statistics, categories, protocols, "
+        "languages and downloadable files, and how to cite it."
     )
     async def dataset() -> DatasetResult:
         with refused_as_tool_error():
