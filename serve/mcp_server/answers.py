@@ -175,10 +175,12 @@ def bench(snapshot: Snapshot, product: str | None, protocol: str | None, limit: 
             f"No measurements for product {filters.product!r} and protocol {filters.protocol!r}: send a product "
             "slug the products tool lists, or a protocol slug the dataset tool lists.",
         )
-    product_page = measurements[0]["url"] if measurements and filters.product else None
+    # A product's measurements share its bench results' url and attribution; a protocol's span products.
+    first = measurements[0] if measurements and filters.product else None
+    citation = {"cite": first["url"], "attribution": first["attribution"]} if first else None
     return {
         **envelope(snapshot, "Bench measurements. Cite each by its url and print its attribution."),
-        **cited(snapshot, product_page or f"{snapshot.base_url}/api/public/dataset.json"),
+        **(citation or cited(snapshot, f"{snapshot.base_url}/api/public/dataset.json")),
         "product": filters.product,
         "protocol": filters.protocol,
         "count": len(measurements),

@@ -205,3 +205,26 @@ def test_a_release_published_during_a_session_answers_the_next_call(demo_home: P
         first, published, now = asyncio.run(work(api))
     assert first == [before, before] and published != before
     assert now == [published, published]
+
+
+def test_products_are_ordered_by_a_protocols_sub_score_and_filtered_by_rating(api: Server):
+    catalogue = api.get("/api/public/products.json").json()["products"]
+    category = catalogue[0]["category_slug"]
+    protocol = next(slot["protocol"] for slot in catalogue[0]["sub_scores"] if slot["score"] is not None)
+
+    def sub_score(product: dict[str, Any]) -> float:
+        return next((s["score"] for s in product["sub_scores"] if s["protocol"] == protocol), None) or -1.0
+
+    async def work(client: Client) -> tuple[Any, Any]:
+        by_protocol = await client.call_tool("products", {"category": category, "order_by": protocol, "limit": 100})
+        rated = await client.call_tool("products", {"category": category, "min_rating": 70})
+        return by_protocol.structured_content, rated.structured_content
+
+    by_protocol, rated = in_session(http(api), work)
+    listed = [p for p in catalogue if p["category_slug"] == category]
+    assert by_protocol["products"] == sorted(listed, key=lambda p: (-sub_score(p), p["product_slug"]))
+    assert [p["product_slug"] for p in rated["products"]] == [
+        p["product_slug"]
+        for p in sorted(listed, key=lambda p: (-(p["overall_rating"] or -1), p["product_slug"]))
+        if (p["overall_rating"] or 0) >= 70
+    ]
