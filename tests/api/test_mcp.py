@@ -4,7 +4,7 @@
 Each tool's structured result is checked against the output schema the tool declares and
 against the HTTP API's answer for the same release; bad arguments give tool errors that say
 what to send, and the session goes on; a release published during a session is what the next
-call answers from.
+call answers from; a replica serves the tools from the object store.
 """
 
 from __future__ import annotations
@@ -24,7 +24,10 @@ from mcp import Client, StdioServerParameters
 
 from foundations.settings import PROJECT_ROOT
 from serve.release_files import publish_release
+from tests.api.test_object_store import publish_to, replica, store, wait_until_serving  # noqa: F401 (fixtures)
+from tests.conftest import run_cli
 from tests.support.harness import Server, copy_home, home_environment, serving
+from warehouse.release_store import ReleaseStore
 
 QUESTION = "Which insulated bottle keeps tea hot?"
 TOOLS = {"ask", "page", "products", "bench", "changes", "dataset"}
@@ -228,3 +231,26 @@ def test_products_are_ordered_by_a_protocols_sub_score_and_filtered_by_rating(ap
         for p in sorted(listed, key=lambda p: (-(p["overall_rating"] or -1), p["product_slug"]))
         if (p["overall_rating"] or 0) >= 70
     ]
+
+
+def test_a_replica_serves_the_tools_from_the_store_and_says_what_to_do_before_it_has_a_release(
+    store: ReleaseStore,  # noqa: F811 (the object store tests' fixtures, imported above)
+    replica: Server,  # noqa: F811
+    demo_home: Path,
+    tmp_path: Path,
+):
+    before = in_session(http(replica), lambda client: client.call_tool("dataset", {}))
+    assert before.is_error and "publish one to" in before.content[0].text
+
+    version = publish_to(store, tmp_path / "snapshots", demo_home)
+    wait_until_serving(replica, version)
+    answered = in_session(http(replica), lambda client: client.call_tool("ask", {"question": QUESTION}))
+    assert not answered.is_error
+    assert answered.structured_content["dataset_version"] == version
+    assert answered.structured_content["answer"]
+
+
+def test_the_stdio_command_without_a_release_says_to_build_first(tmp_path: Path):
+    refused = run_cli("mcp", home=tmp_path / "empty-home")
+    assert refused.returncode == 2
+    assert "run `reuse-data build` first" in refused.output
