@@ -35,6 +35,7 @@ examples:
   reuse-data build --inputs /data/export   build from another publisher's export
   reuse-data serve --port 8000 --workers 2 serve the public API from the current snapshot
   reuse-data serve --from s3://releases/reuse-data   serve as a replica of an object store
+  reuse-data mcp                           an MCP server for an assistant, over stdio
   reuse-data snapshots list                see published snapshots, newest first
   reuse-data snapshots rollback 20261122T081502123Z
   reuse-data ask train                     train the ask encoder on the last build's library, ship it in the inputs
@@ -291,6 +292,26 @@ def command_serve(args: argparse.Namespace) -> int:
     return 0
 
 
+def command_mcp(args: argparse.Namespace) -> int:
+    import asyncio
+    import contextlib
+
+    from serve.app import log_to_stderr
+    from serve.mcp_server.server import serve_stdio
+    from warehouse.snapshots import current_version
+
+    settings = load_settings()
+    if current_version(settings.snapshots_dir) is None:
+        print(
+            f"error: no snapshot published in {settings.snapshots_dir}; run `reuse-data build` first", file=sys.stderr
+        )
+        return 2
+    log_to_stderr()  # standard output carries the protocol's messages, and nothing else
+    with contextlib.suppress(KeyboardInterrupt):
+        asyncio.run(serve_stdio(settings))
+    return 0
+
+
 def _metrics_folder(home: Path) -> Path:
     """A fresh folder where the workers share their request counts (``serve.metrics``)."""
     import shutil
@@ -348,6 +369,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="one JSON line per request on standard output, or none (default: REUSE_DATA_ACCESS_LOG, else json)",
     )
     serve.set_defaults(handler=command_serve)
+
+    mcp = commands.add_parser(
+        "mcp",
+        help="an MCP server for assistants, over standard input and output",
+        description="Serve the current release to an assistant (a desktop assistant, an IDE agent) as a Model "
+        "Context Protocol server over standard input and output: read-only tools (ask, page, products, bench, "
+        "changes, dataset) and resources (llms.txt, dataset.json). The assistant starts this command itself: add "
+        "it to the assistant's MCP configuration (README). It answers from REUSE_DATA_HOME's current release and "
+        "follows it when a build publishes a new one. A deployment serves the same tools over Streamable HTTP at "
+        "/mcp of `reuse-data serve`.",
+    )
+    mcp.set_defaults(handler=command_mcp)
 
     snapshots = commands.add_parser(
         "snapshots", help="list published snapshots, roll back to one, or push one to the object store"

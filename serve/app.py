@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -22,6 +23,7 @@ from foundations.settings import Settings, load_settings
 from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
 from serve.access_log import AccessLog
 from serve.http.cors import Preflight
+from serve.mcp_server.server import MCP_PATH, assistant_server, streamable_http_routes
 from serve.metrics import ServiceMetrics
 from serve.observe import Observe
 from serve.problems import handle_http_exception
@@ -78,6 +80,9 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     else:
         holder, follower = SnapshotHolder(settings.snapshots_dir, prepare), None
     metrics = ServiceMetrics(holder, follower, metrics_dir)
+    admission = QuestionAdmission()  # ask.json's and the assistants' new questions wait in one queue
+    assistants = assistant_server(holder, admission, functools.partial(metrics.refused, MCP_PATH))
+    mcp_routes = streamable_http_routes(assistants)  # before the lifespan: it runs their session manager
     access_log = AccessLog() if settings.access_log else None
 
     @contextlib.asynccontextmanager
@@ -95,7 +100,8 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
         # DuckDB and Arrow keep per thread then stays bounded however many clients stream.
         app.state.reader_pool = ThreadPoolExecutor(max_workers=READER_THREADS, thread_name_prefix="duckdb-reader")
         try:
-            yield
+            async with assistants.session_manager.run():
+                yield
         finally:
             watcher.cancel()
             if following is not None:
@@ -106,6 +112,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
             app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
     routes = [
+        *mcp_routes,
         *routes_health.routes,
         *routes_ask.routes,
         *routes_catalogue.routes,
@@ -136,6 +143,6 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     app.state.snapshots = holder
     app.state.follower = follower
     app.state.metrics = metrics
-    app.state.ask_admission = QuestionAdmission()
+    app.state.ask_admission = admission
 
     return app

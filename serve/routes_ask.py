@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import datetime as dt
+import functools
+from collections.abc import Callable
+from typing import Any
 
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ask.admission import QuestionsWaiting
+from ask.admission import QuestionAdmission, QuestionsWaiting
 from ask.encoder_models import ModelStore
 from ask.engine import AskEngine
 from ask.language import LANGUAGES, negotiate
@@ -18,7 +21,7 @@ from serve import params
 from serve.documents import USAGE, encode, envelope, record
 from serve.http.responses import cached
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
-from serve.snapshot import Snapshot
+from serve.snapshot import AskKey, Snapshot
 
 FALLBACK_PATH = "/guides/start-here"
 FALLBACK_NOTE = {
@@ -39,9 +42,8 @@ def prepare_ask(snapshot: Snapshot, models: ModelStore) -> None:
     snapshot.memo.ask_engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models)
 
 
-def choose_language(request: Request, question: str) -> str:
+def choose_language(lang: str | None, accept_language: str | None, question: str) -> str:
     """``lang`` when given (400 when unsupported), else Accept-Language, else the question's script."""
-    lang = request.query_params.get("lang")
     if lang is not None:
         if lang not in LANGUAGES:
             raise ProblemError(
@@ -50,7 +52,7 @@ def choose_language(request: Request, question: str) -> str:
                 errors=[{"parameter": "lang", "message": f"must be one of {', '.join(LANGUAGES)}"}],
             )
         return lang
-    return negotiate(request.headers.get("accept-language"), question)
+    return negotiate(accept_language, question)
 
 
 def confidence(score: float, best: float, first: bool) -> float:
@@ -64,24 +66,37 @@ async def ask(request: Request) -> Response:
     question = params.required_text(request, "q", MAX_Q_LENGTH)
     limit = params.limit(request, ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT)
     snapshot = request.app.state.snapshots.current
+    asked = (question, limit, request.query_params.get("lang"), request.headers.get("accept-language"))
+    state = request.app.state
+    refused = functools.partial(state.metrics.refused, ROUTE)
+    answer = await answer_asked(snapshot, state.ask_admission, asked, refused)
+    body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
+    return cached(request, snapshot, encode(body), vary_language=True)
+
+
+async def answer_asked(
+    snapshot: Snapshot, admission: QuestionAdmission, asked: AskKey, refused: Callable[[str], None]
+) -> dict[str, Any]:
+    """ask.json's body but its envelope for ``asked`` (question, limit, lang, Accept-Language),
+    from ``snapshot``: the one answer of ask.json and of the assistants' ``ask`` tool. A question
+    refused for the encoder's queue is counted by ``refused`` and raised as a 503 problem."""
     # Answer engines and crawlers ask the same questions over and over: each answer (and the
     # choice of its language) is worked out once per snapshot.
-    asked = (question, limit, request.query_params.get("lang"), request.headers.get("accept-language"))
     answer = snapshot.memo.ask_answers.get(asked)
     if answer is None:
-        language = choose_language(request, question)
+        question, limit, lang, accept_language = asked
+        language = choose_language(lang, accept_language, question)
         try:
             # Only a new question waits for the encoder, and only while the wait stays short.
-            with request.app.state.ask_admission.admitted():
+            with admission.admitted():
                 # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
                 found = await run_in_threadpool(answer_for, snapshot, snapshot.base_url, question, limit, language)
         except QuestionsWaiting as busy:
-            request.app.state.metrics.refused(ROUTE, busy.reason)
+            refused(busy.reason)
             retry = {"Retry-After": str(busy.retry_after)}
             raise ProblemError(503, str(busy), slug="ask-busy", headers=retry) from None
         answer = snapshot.memo.ask_answers.get_or_build(asked, lambda: found)
-    body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
-    return cached(request, snapshot, encode(body), vary_language=True)
+    return answer
 
 
 def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lang: str) -> dict:

@@ -18,6 +18,7 @@ from serve.http.replay import Varies, replayed, varies_on
 from serve.http.responses import cached
 from serve.http.scope import request_headers
 from serve.openapi import MAX_PATH_LENGTH
+from serve.release import PackedRecord, Release
 from serve.release_responses import page_record, send_page
 from serve.snapshot import Snapshot
 
@@ -41,6 +42,19 @@ def page_path(query_string: bytes) -> str:
     return kept_page_path(query_string) if len(query_string) <= KEPT_QUERY_BYTES else parsed_page_path(query_string)
 
 
+def found_page(release: Release, path: str) -> PackedRecord:
+    """The record of the page at ``path`` in ``release`` (ProblemError 404, saying what to ask, when none)."""
+    record = page_record(release, path)
+    if record is None:
+        raise ProblemError(
+            404,
+            f"No structured record for the path {path!r}. Page paths look like "
+            "/guides/start-here; changes.json lists every one.",
+            slug="no-page-record",
+        )
+    return record
+
+
 class Page:
     """page.json: one page's record, read from the release's pack and sent with the headers the
     release prepared (``serve.release_responses.send_page``), from the ASGI scope."""
@@ -51,14 +65,7 @@ class Page:
         asked = request_headers(scope, ASKED)
         path = page_path(scope["query_string"])
         release = scope["app"].state.snapshots.current.files
-        record = page_record(release, path)
-        if record is None:
-            raise ProblemError(
-                404,
-                f"No structured record for the path {path!r}. Page paths look like "
-                "/guides/start-here; changes.json lists every one.",
-                slug="no-page-record",
-            )
+        record = found_page(release, path)
         gzipped = gzip_accepted(asked.get(b"accept-encoding"))
         await send_page(release, record, gzipped, asked.get(b"if-none-match"), scope, send)
 
@@ -75,9 +82,13 @@ async def changes(request: Request) -> Response:
     since = params.since(request)
     raw_since = request.query_params.get("since") or None
     snapshot = request.app.state.snapshots.current
+    return cached(request, snapshot, change_body(snapshot, since, raw_since))
+
+
+def change_body(snapshot: Snapshot, since: dt.datetime | None, raw_since: str | None) -> bytes:
+    """changes.json for ``since`` (as asked: ``raw_since``), of changes.json and of the assistants' tool."""
     # Crawlers poll with the same few `since` values: each document is built once per snapshot.
-    body = snapshot.memo.change_documents.get_or_build(raw_since, lambda: change_document(snapshot, since, raw_since))
-    return cached(request, snapshot, body)
+    return snapshot.memo.change_documents.get_or_build(raw_since, lambda: change_document(snapshot, since, raw_since))
 
 
 def change_document(snapshot: Snapshot, since: dt.datetime | None, raw_since: str | None) -> bytes:

@@ -27,6 +27,7 @@ from starlette.routing import Route
 
 from serve import routes_catalogue, routes_health, site
 from serve.app import create_app
+from serve.mcp_server.server import MCP_PATH
 from serve.openapi import OPERATIONS, Operation
 from serve.release import RELEASES_PREFIX
 from tests.api.conftest import BASE_URL
@@ -110,7 +111,8 @@ def test_every_route_is_documented_and_every_documented_path_is_a_route(document
     crawlers = {route.path for route in routes_catalogue.crawler_routes}  # robots.txt, llms.txt, sitemap.xml
     # The operator's addresses (liveness, readiness, metrics): kept off the public address.
     operator = {route.path for route in routes_health.routes}
-    assert served - pages - files - crawlers - operator == set(document["paths"])
+    assistants = {MCP_PATH}  # the MCP server's endpoint: its own protocol, outside the GET-only contract
+    assert served - pages - files - crawlers - operator - assistants == set(document["paths"])
     assert document["openapi"] == "3.1.0" and document["info"]["version"] == "1.0.0"
     assert document["servers"] == [{"url": BASE_URL}]
     assert all(list(item) == ["get"] for item in document["paths"].values()), "every operation is a GET"
