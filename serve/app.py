@@ -25,6 +25,7 @@ from serve.http.cors import Preflight
 from serve.metrics import ServiceMetrics
 from serve.observe import Observe
 from serve.problems import handle_http_exception
+from serve.question_log import QuestionLog
 from serve.routing import IndexedRouter
 from serve.snapshot import Snapshot, SnapshotHolder
 
@@ -79,6 +80,7 @@ def create_app(settings: Settings | None = None, workers: int = 1, metrics_dir: 
         holder, follower = SnapshotHolder(settings.snapshots_dir, prepare), None
     metrics = ServiceMetrics(holder, follower, metrics_dir)
     access_log = AccessLog() if settings.access_log else None
+    question_log = QuestionLog(settings.questions_dir) if settings.question_log else None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -103,6 +105,8 @@ def create_app(settings: Settings | None = None, workers: int = 1, metrics_dir: 
             sharing.cancel()
             if access_log is not None:
                 access_log.flush()
+            if question_log is not None:
+                question_log.close()
             app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
     routes = [
@@ -136,6 +140,7 @@ def create_app(settings: Settings | None = None, workers: int = 1, metrics_dir: 
     app.state.snapshots = holder
     app.state.follower = follower
     app.state.metrics = metrics
+    app.state.question_log = question_log
     app.state.ask_admission = QuestionAdmission()
 
     return app

@@ -18,6 +18,7 @@ from serve import params
 from serve.documents import USAGE, encode, envelope, record
 from serve.http.responses import cached
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
+from serve.question_log import record_question
 from serve.snapshot import Snapshot
 
 FALLBACK_PATH = "/guides/start-here"
@@ -80,6 +81,7 @@ async def ask(request: Request) -> Response:
             retry = {"Retry-After": str(busy.retry_after)}
             raise ProblemError(503, str(busy), slug="ask-busy", headers=retry) from None
         answer = snapshot.memo.ask_answers.get_or_build(asked, lambda: found)
+    record_question(request.app.state.question_log, answer, snapshot.version)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
     return cached(request, snapshot, encode(body), vary_language=True)
 
