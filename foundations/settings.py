@@ -18,6 +18,7 @@ DEFAULT_ASK_MODELS = PROJECT_ROOT / ".cache" / "ask-models"
 # recipe a real library needs (minutes); ``short``, a few small steps (the machinery, for CI);
 # ``off``, never (the build uses the publisher's latest model and says how stale it is).
 ASK_TRAINING_CHOICES = ("full", "short", "off")
+DEFAULT_QUESTION_RETENTION_DAYS = 90
 
 
 class SettingsError(ValueError):
@@ -53,6 +54,10 @@ class Settings:
         every home on the machine like the vector cache; ``REUSE_DATA_ASK_MODELS``.
     ask_training: how a build trains the ask encoder when none was trained on its library yet
         (``ASK_TRAINING_CHOICES``); ``REUSE_DATA_ASK_TRAINING``, ``full`` by default.
+    question_log: whether the server keeps the questions asked of ask.json, without who asked
+        (``serve.question_log``); ``REUSE_DATA_QUESTION_LOG`` (``on``, the default, or ``off``).
+    question_retention_days: how many days of questions a build keeps before dropping the older
+        day files; ``REUSE_DATA_QUESTION_RETENTION_DAYS``, 90 by default.
     """
 
     home: Path
@@ -69,6 +74,8 @@ class Settings:
     metrics: bool = True
     ask_models: Path = DEFAULT_ASK_MODELS
     ask_training: str = "full"
+    question_log: bool = True
+    question_retention_days: int = DEFAULT_QUESTION_RETENTION_DAYS
 
     @property
     def dbt_vars(self) -> list[str]:
@@ -94,6 +101,17 @@ class Settings:
     def replica_cache(self) -> Path:
         """Where a replica keeps the releases it downloaded from ``serve_from``."""
         return self.home / "replica"
+
+    @property
+    def questions_dir(self) -> Path:
+        """The questions asked, one file per day and server process (``warehouse.asked_questions``);
+        a deployment's replicas put theirs in folders under it."""
+        return self.home / "questions"
+
+    @property
+    def reports_dir(self) -> Path:
+        """What a build writes for editors to read (the unanswered questions as CSV)."""
+        return self.home / "reports"
 
     @property
     def dagster_home(self) -> Path:
@@ -129,6 +147,10 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
         metrics=_choice(env, "REUSE_DATA_METRICS", ("on", "off"), "on") == "on",
         ask_models=Path(env.get("REUSE_DATA_ASK_MODELS") or DEFAULT_ASK_MODELS).expanduser().resolve(),
         ask_training=_choice(env, "REUSE_DATA_ASK_TRAINING", ASK_TRAINING_CHOICES, "full"),
+        question_log=_choice(env, "REUSE_DATA_QUESTION_LOG", ("on", "off"), "on") == "on",
+        question_retention_days=_whole_number(
+            env, "REUSE_DATA_QUESTION_RETENTION_DAYS", DEFAULT_QUESTION_RETENTION_DAYS
+        ),
     )
 
 

@@ -7,6 +7,7 @@ from pipelines.assets.ask_encoder import ask_encoder
 from pipelines.assets.ask_index import ask_lexical_index
 from pipelines.assets.ask_uncovered import ask_uncovered_vectors
 from pipelines.assets.ask_vectors import ask_entry_vectors
+from pipelines.assets.asked_questions import raw_asked_questions, unanswered_questions_report
 from pipelines.assets.dbt import dbt_models
 from pipelines.assets.ingest import ingest_assets
 from pipelines.assets.publish import published_snapshot
@@ -25,6 +26,8 @@ defs = Definitions(
         ask_uncovered_vectors,
         ask_decision,
         published_snapshot,
+        raw_asked_questions,
+        unanswered_questions_report,
     ],
     asset_checks=translation_checks,
     jobs=[build_and_publish],

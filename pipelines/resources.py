@@ -31,7 +31,7 @@ PATH_FIELDS = ("home", "inputs", "embedding_cache", "ask_models")  # of Settings
 class SettingsResource(ConfigurableResource):
     """The settings the assets and sensors act on: where the home and inputs are, the public base
     URL, the object store a publish uploads to, how long builds may wait or stay silent, where trained
-    ask encoders are kept and how a build trains one."""
+    ask encoders are kept and how a build trains one, how long the questions asked are kept."""
 
     home: str
     inputs: str
@@ -41,6 +41,7 @@ class SettingsResource(ConfigurableResource):
     stale_build_seconds: int
     ask_models: str
     ask_training: str
+    question_retention_days: int
 
     @classmethod
     def of(cls, settings: Settings) -> SettingsResource:

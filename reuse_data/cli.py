@@ -27,6 +27,10 @@ environment:
                          how a build trains the ask encoder on a library no model was trained on:
                          full (the default), short (a few steps), or off (use the inputs' model)
   REUSE_DATA_ASK_MODELS  where trained ask encoders are kept (default: .cache/ask-models in the project)
+  REUSE_DATA_QUESTION_LOG
+                         on (keep the questions asked of ask.json, without who asked; the default) or off
+  REUSE_DATA_QUESTION_RETENTION_DAYS
+                         how many days of questions a build keeps (default: 90)
   AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
                          the object store's endpoint, region and keys
 
@@ -38,6 +42,7 @@ examples:
   reuse-data mcp                           an MCP server for an assistant, over stdio
   reuse-data snapshots list                see published snapshots, newest first
   reuse-data snapshots rollback 20261122T081502123Z
+  reuse-data questions --days 7            the week's most-asked questions that got no answer
   reuse-data ask train                     train the ask encoder on the last build's library, ship it in the inputs
   reuse-data demo generate --products 5000 --measurements 200000 --out /tmp/big
   reuse-data testers add "Eleni Papadaki"  give a tester an upload token (printed once)
@@ -122,6 +127,34 @@ def command_ask_train(args: argparse.Namespace) -> int:
         f"wrote {shipped} ({len(trained.delta) / 1e6:.1f} MB delta, model sha256 {trained.sha256[:16]}): "
         "the next `reuse-data build` from these inputs embeds with it and trains nothing"
     )
+    return 0
+
+
+def command_questions(args: argparse.Namespace) -> int:
+    import datetime as dt
+
+    import duckdb
+
+    from warehouse.asked_questions import most_asked_unanswered, report_csv, report_markdown
+    from warehouse.contract import MARTS_SCHEMA
+
+    settings = load_settings()
+    if not settings.warehouse_path.exists():
+        _print(f"error: no build warehouse at {settings.warehouse_path}; run `reuse-data build` first")
+        return 2
+    try:
+        with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
+            rows = most_asked_unanswered(connection, MARTS_SCHEMA, args.days, args.limit, dt.datetime.now(dt.UTC))
+    except duckdb.IOException:
+        _print("error: a build is writing the warehouse; run this again when it has finished")
+        return 2
+    except duckdb.CatalogException:
+        _print("error: the build warehouse has no asked_questions mart yet; run `reuse-data build` first")
+        return 2
+    if args.csv:
+        sys.stdout.buffer.write(report_csv(rows))
+    else:
+        _print(report_markdown(rows, args.days))
     return 0
 
 
@@ -407,6 +440,18 @@ def build_parser() -> argparse.ArgumentParser:
     )
     push.add_argument("version", nargs="?", help="a version shown by `reuse-data snapshots list` (default: current)")
     push.set_defaults(handler=command_snapshots_push)
+
+    questions = commands.add_parser(
+        "questions",
+        help="the most-asked questions ask.json could not answer, as of the last build",
+        description="List the questions asked in the last DAYS days whose latest asking got no answer, most asked "
+        "first, from the last build's asked_questions mart (`reuse-data build` reads the servers' question log). "
+        "Each is a guide to write or a phrasing to add to sql/seeds/ask_phrasings.csv.",
+    )
+    questions.add_argument("--days", type=int, default=7, help="how many days back (default 7)")
+    questions.add_argument("--limit", type=int, default=50, help="at most this many questions (default 50)")
+    questions.add_argument("--csv", action="store_true", help="print CSV rather than a table")
+    questions.set_defaults(handler=command_questions)
 
     ask = commands.add_parser("ask", help="the ask engine's encoder: train it on the library")
     ask_commands = ask.add_subparsers(dest="ask_command", required=True, metavar="ACTION")

@@ -15,7 +15,6 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
-from ask.admission import QuestionAdmission
 from ask.encoder_models import ModelStore
 from ask.encoder_threads import ensure_encoder_threads
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
@@ -27,6 +26,7 @@ from serve.mcp_server.server import MCP_PATH, assistant_server, streamable_http_
 from serve.metrics import ServiceMetrics
 from serve.observe import Observe
 from serve.problems import handle_http_exception
+from serve.routes_ask import QuestionDesk
 from serve.routing import IndexedRouter
 from serve.snapshot import Snapshot, SnapshotHolder
 
@@ -80,10 +80,11 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     else:
         holder, follower = SnapshotHolder(settings.snapshots_dir, prepare), None
     metrics = ServiceMetrics(holder, follower, metrics_dir)
-    admission = QuestionAdmission()  # ask.json's and the assistants' new questions wait in one queue
-    assistants = assistant_server(holder, admission, functools.partial(metrics.refused, MCP_PATH))
-    mcp_routes = streamable_http_routes(assistants)  # before the lifespan: it runs their session manager
     access_log = AccessLog() if settings.access_log else None
+    # ask.json's and the assistants' questions wait in one queue and are kept in one log.
+    desk = QuestionDesk.opened(settings)
+    assistants = assistant_server(holder, desk, functools.partial(metrics.refused, MCP_PATH))
+    mcp_routes = streamable_http_routes(assistants)  # before the lifespan: it runs their session manager
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -109,6 +110,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
             sharing.cancel()
             if access_log is not None:
                 access_log.flush()
+            desk.close()
             app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
     routes = [
@@ -143,6 +145,6 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     app.state.snapshots = holder
     app.state.follower = follower
     app.state.metrics = metrics
-    app.state.ask_admission = admission
+    app.state.question_desk = desk
 
     return app

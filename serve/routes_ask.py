@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import functools
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from starlette.concurrency import run_in_threadpool
@@ -17,10 +18,12 @@ from ask.encoder_models import ModelStore
 from ask.engine import AskEngine
 from ask.language import LANGUAGES, negotiate
 from foundations.problem_details import ProblemError
+from foundations.settings import Settings
 from serve import params
 from serve.documents import USAGE, encode, envelope, record
 from serve.http.responses import cached
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
+from serve.question_log import QuestionLog, record_question
 from serve.snapshot import AskKey, Snapshot
 
 FALLBACK_PATH = "/guides/start-here"
@@ -69,17 +72,37 @@ async def ask(request: Request) -> Response:
     asked = (question, limit, request.query_params.get("lang"), request.headers.get("accept-language"))
     state = request.app.state
     refused = functools.partial(state.metrics.refused, ROUTE)
-    answer = await answer_asked(snapshot, state.ask_admission, asked, refused)
+    answer = await answer_asked(snapshot, state.question_desk, asked, refused)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
     return cached(request, snapshot, encode(body), vary_language=True)
 
 
+@dataclass(frozen=True)
+class QuestionDesk:
+    """What every question a server process answers goes through, whoever asks it (ask.json or an
+    assistant's ``ask`` tool): the encoder's one queue, and the log of questions for the editors."""
+
+    admission: QuestionAdmission
+    log: QuestionLog | None
+
+    @classmethod
+    def opened(cls, settings: Settings) -> QuestionDesk:
+        """A new queue, and the log under the home unless the settings turn it off."""
+        return cls(QuestionAdmission(), QuestionLog(settings.questions_dir) if settings.question_log else None)
+
+    def close(self) -> None:
+        """Write what the log gathered (the process stopping)."""
+        if self.log is not None:
+            self.log.close()
+
+
 async def answer_asked(
-    snapshot: Snapshot, admission: QuestionAdmission, asked: AskKey, refused: Callable[[str], None]
+    snapshot: Snapshot, desk: QuestionDesk, asked: AskKey, refused: Callable[[str], None]
 ) -> dict[str, Any]:
     """ask.json's body but its envelope for ``asked`` (question, limit, lang, Accept-Language),
-    from ``snapshot``: the one answer of ask.json and of the assistants' ``ask`` tool. A question
-    refused for the encoder's queue is counted by ``refused`` and raised as a 503 problem."""
+    from ``snapshot``: the one answer of ask.json and of the assistants' ``ask`` tool, recorded in
+    the desk's log. A question refused for the encoder's queue is counted by ``refused`` and
+    raised as a 503 problem (and not recorded: it was not answered, and will be asked again)."""
     # Answer engines and crawlers ask the same questions over and over: each answer (and the
     # choice of its language) is worked out once per snapshot.
     answer = snapshot.memo.ask_answers.get(asked)
@@ -88,7 +111,7 @@ async def answer_asked(
         language = choose_language(lang, accept_language, question)
         try:
             # Only a new question waits for the encoder, and only while the wait stays short.
-            with admission.admitted():
+            with desk.admission.admitted():
                 # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
                 found = await run_in_threadpool(answer_for, snapshot, snapshot.base_url, question, limit, language)
         except QuestionsWaiting as busy:
@@ -96,6 +119,7 @@ async def answer_asked(
             retry = {"Retry-After": str(busy.retry_after)}
             raise ProblemError(503, str(busy), slug="ask-busy", headers=retry) from None
         answer = snapshot.memo.ask_answers.get_or_build(asked, lambda: found)
+    record_question(desk.log, answer, snapshot.version)
     return answer
 
 

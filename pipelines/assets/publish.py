@@ -9,6 +9,7 @@ from intake.store import IntakeStore
 from pipelines.project import published_marts
 from pipelines.resources import SettingsResource, WarehouseResource
 from serve.release_files import publish_release
+from warehouse.asked_questions import ASKED_QUESTIONS_TABLE
 from warehouse.contract import ASK_TABLES, MARTS_SCHEMA
 from warehouse.release_store import ReleaseStore
 
@@ -18,13 +19,16 @@ RAW_FINGERPRINT_SQL = "SELECT DISTINCT _source_file, _source_sha256 FROM raw.{ta
 
 
 def inputs_fingerprint(warehouse: WarehouseResource) -> str:
-    """One hash over the sha256 of every raw input file the build read."""
+    """One hash over the sha256 of every raw input file the build read. The questions asked
+    (``raw.asked_questions``) are no input of a release: nothing of them is published."""
     digest = hashlib.sha256()
     with warehouse.connect() as connection:
         tables = [
             row[0]
             for row in connection.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw' ORDER BY table_name"
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw' AND table_name <> ? "
+                "ORDER BY table_name",
+                [ASKED_QUESTIONS_TABLE],
             ).fetchall()
         ]
         for table in tables:

@@ -16,14 +16,13 @@ from urllib.parse import urlencode, urlsplit
 import orjson
 from starlette.requests import Request
 
-from ask.admission import QuestionAdmission
 from foundations.problem_details import ProblemError
 from serve import params
 from serve.crawler_files import LLMS
 from serve.documents import USAGE, envelope, record
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_Q_LENGTH
 from serve.release_files import DATASET
-from serve.routes_ask import answer_asked
+from serve.routes_ask import QuestionDesk, answer_asked
 from serve.routes_bench import BenchFilters, read_jsonl_page
 from serve.routes_pages import change_body, found_page, parsed_page_path
 from serve.snapshot import Snapshot
@@ -87,16 +86,16 @@ def cited(snapshot: Snapshot, url: str) -> dict[str, str]:
 
 async def ask(
     snapshot: Snapshot,
-    admission: QuestionAdmission,
+    desk: QuestionDesk,
     question: str,
     language: str | None,
     limit: int | None,
     refused: Callable[[str], None],
 ) -> dict[str, Any]:
-    """ask.json's answer to ``question``, through the same function, memo and admission as the route."""
+    """ask.json's answer to ``question``, through the same function, memo, queue and log as the route."""
     query = as_query(q=question, limit=limit, lang=language)
     asked = (params.required_text(query, "q", MAX_Q_LENGTH), params.limit(query, ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT))
-    answer = await answer_asked(snapshot, admission, (*asked, language, None), refused)
+    answer = await answer_asked(snapshot, desk, (*asked, language, None), refused)
     head = envelope(snapshot, USAGE["ask"])
     return {**head, **cited(snapshot, answer["cite"]), **answer}
 

@@ -21,7 +21,6 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute
 
-from ask.admission import QuestionAdmission
 from ask.encoder_models import ModelStore
 from ask.language import LANGUAGES
 from foundations.problem_details import ProblemError
@@ -29,7 +28,7 @@ from foundations.settings import Settings
 from serve.mcp_server import answers
 from serve.mcp_server.results import AskResult, BenchResult, ChangesResult, DatasetResult, PageResult, ProductsResult
 from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_PATH_LENGTH
-from serve.routes_ask import prepare_ask
+from serve.routes_ask import QuestionDesk, prepare_ask
 from serve.snapshot import SnapshotHolder
 
 MCP_PATH = "/mcp"  # beside the API on the same server and port (docs/decisions.md)
@@ -56,10 +55,10 @@ def refused_as_tool_error() -> Iterator[None]:
 
 
 def assistant_server(
-    holder: SnapshotHolder, admission: QuestionAdmission, refused: Callable[[str], None] = lambda reason: None
+    holder: SnapshotHolder, desk: QuestionDesk, refused: Callable[[str], None] = lambda reason: None
 ) -> MCPServer:
-    """The MCP server answering from ``holder``'s release; new questions to ``ask`` wait in
-    ``admission`` beside ask.json's (a refusal is counted by ``refused``)."""
+    """The MCP server answering from ``holder``'s release; questions to ``ask`` go through
+    ``desk`` beside ask.json's: one queue, one log (a refusal is counted by ``refused``)."""
     server = MCPServer("reuse-data", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def read_only(description: str) -> Callable[[Tool], Tool]:
@@ -80,9 +79,7 @@ def assistant_server(
         ] = None,
     ) -> AskResult:
         with refused_as_tool_error():
-            return AskResult.model_validate(
-                await answers.ask(holder.current, admission, question, language, limit, refused)
-            )
+            return AskResult.model_validate(await answers.ask(holder.current, desk, question, language, limit, refused))
 
     @read_only("The structured record of a page of the site (as page.json): a guide, a product, an answer.")
     async def page(
@@ -189,7 +186,9 @@ async def serve_stdio(settings: Settings) -> None:
     holder = SnapshotHolder(settings.snapshots_dir, lambda snapshot: prepare_ask(snapshot, models))
     await asyncio.to_thread(holder.load_current)
     watcher = asyncio.create_task(holder.watch())
+    desk = QuestionDesk.opened(settings)
     try:
-        await assistant_server(holder, QuestionAdmission()).run_stdio_async()
+        await assistant_server(holder, desk).run_stdio_async()
     finally:
         watcher.cancel()
+        desk.close()

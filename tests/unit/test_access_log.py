@@ -8,7 +8,8 @@ import fcntl
 import json
 import os
 
-from serve.access_log import ATOMIC_WRITE_BYTES, FLUSH_SECONDS, AccessLog
+from serve.access_log import AccessLog
+from serve.batched_lines import ATOMIC_WRITE_BYTES, FLUSH_SECONDS
 
 ROUTE = "/api/public/page.json"
 FIELDS = {
