@@ -15,7 +15,7 @@ import pytest
 from tests.support.harness import home_environment
 
 # Fixtures of real servers the tests start (tests/support): SeaweedFS for the object store.
-pytest_plugins = ["tests.support.seaweedfs"]
+pytest_plugins = ["tests.support.seaweedfs", "tests.support.release_store"]
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEMO = PROJECT_ROOT / "demo"

@@ -24,9 +24,9 @@ from mcp import Client, StdioServerParameters
 
 from foundations.settings import PROJECT_ROOT
 from serve.release_files import publish_release
-from tests.api.test_object_store import publish_to, replica, store, wait_until_serving  # noqa: F401 (fixtures)
 from tests.conftest import run_cli
 from tests.support.harness import Server, copy_home, home_environment, serving
+from tests.support.release_store import publish_to, wait_until_serving
 from warehouse.release_store import ReleaseStore
 
 QUESTION = "Which insulated bottle keeps tea hot?"
@@ -234,8 +234,8 @@ def test_products_are_ordered_by_a_protocols_sub_score_and_filtered_by_rating(ap
 
 
 def test_a_replica_serves_the_tools_from_the_store_and_says_what_to_do_before_it_has_a_release(
-    store: ReleaseStore,  # noqa: F811 (the object store tests' fixtures, imported above)
-    replica: Server,  # noqa: F811
+    store: ReleaseStore,
+    replica: Server,
     demo_home: Path,
     tmp_path: Path,
 ):
