@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 import subprocess
 import sys
@@ -106,3 +107,14 @@ def test_an_unanswered_question_is_listed_then_answered_once_an_editor_adds_a_ph
     with serving(home) as server:
         answer = ask(server, QUESTION)
     assert answer["results"] and answer["cite"] == entry_url and answer["results"][0]["url"] == entry_url
+
+
+def test_a_tiny_question_log_benchmark_measures_the_writer_and_the_memo(demo_home: Path, tmp_path: Path):
+    home = copy_home(demo_home, tmp_path / "home")
+    argv = [sys.executable, "-m", "benchmarks.question_log", "--records", "300", "--requests", "10", "--rounds", "1"]
+    done = subprocess.run(argv, cwd=PROJECT_ROOT, env=home_environment(home), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(r"\| record_question, batched appends \| 300 \| [\d,]+ \| [\d.]+ \|", done.stdout), done.stdout
+    for label in ("log off", "log on"):
+        assert re.search(rf"\| {label} \| [\d.]+ \| [+-][\d.]+ \|", done.stdout), done.stdout
+    assert not (home / "questions").exists()  # the benchmark's records went to a folder of its own
