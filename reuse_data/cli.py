@@ -5,10 +5,12 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any, TypeVar
 
 from ask.training_set import RECIPES
-from foundations.settings import DEFAULT_BASE_URL, PROJECT_ROOT, SettingsError, load_settings
+from foundations.settings import DEFAULT_BASE_URL, PROJECT_ROOT, Settings, SettingsError, load_settings
 from intake.cli import add_intake_commands
 
 EPILOG = f"""\
@@ -50,6 +52,8 @@ examples:
   reuse-data upload sheet.csv --token T    upload a bench sheet and print the verdict
 """
 
+T = TypeVar("T")
+
 
 def _print(line: str) -> None:
     # sys.__stdout__: a build sends dbt's chatter on sys.stdout to its log file meanwhile.
@@ -89,26 +93,35 @@ def command_build(args: argparse.Namespace) -> int:
     return 1
 
 
-def command_ask_train(args: argparse.Namespace) -> int:
+def _read_last_build(settings: Settings, read: Callable[[Any], T], lacking: str) -> T | None:
+    """What ``read`` takes from the last build's warehouse (opened read-only); None, having said
+    why and what to do, when there is none yet, a build is writing it or it lacks ``lacking``."""
     import duckdb
 
+    if not settings.warehouse_path.exists():
+        _print(f"error: no build warehouse at {settings.warehouse_path}; run `reuse-data build` first")
+        return None
+    try:
+        with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
+            return read(connection)
+    except duckdb.IOException:
+        _print("error: a build is writing the warehouse; run this again when it has finished")
+    except duckdb.CatalogException as error:
+        _print(f"error: the build warehouse lacks {lacking} ({error}); run `reuse-data build` first")
+    return None
+
+
+def command_ask_train(args: argparse.Namespace) -> int:
     from ask.encoder_models import ModelStore, base_sha256
     from ask.library_training import library_training_set, train_encoder
     from ask.training_set import training_key
     from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 
     settings = load_settings()
-    if not settings.warehouse_path.exists():
-        _print(f"error: no build warehouse at {settings.warehouse_path}; run `reuse-data build` first")
-        return 2
-    try:
-        with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
-            data = library_training_set(connection, settings.inputs)
-    except duckdb.IOException:
-        _print("error: a build is writing the warehouse; run this again when it has finished")
-        return 2
-    except duckdb.CatalogException as error:
-        _print(f"error: the build warehouse lacks the ask engine's tables ({error}); run `reuse-data build` first")
+    data = _read_last_build(
+        settings, lambda connection: library_training_set(connection, settings.inputs), "the ask engine's tables"
+    )
+    if data is None:
         return 2
     recipe = RECIPES[args.recipe]
     store = ModelStore(settings.ask_models)
@@ -133,23 +146,16 @@ def command_ask_train(args: argparse.Namespace) -> int:
 def command_questions(args: argparse.Namespace) -> int:
     import datetime as dt
 
-    import duckdb
-
     from warehouse.asked_questions import most_asked_unanswered, report_csv, report_markdown
     from warehouse.contract import MARTS_SCHEMA
 
-    settings = load_settings()
-    if not settings.warehouse_path.exists():
-        _print(f"error: no build warehouse at {settings.warehouse_path}; run `reuse-data build` first")
-        return 2
-    try:
-        with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
-            rows = most_asked_unanswered(connection, MARTS_SCHEMA, args.days, args.limit, dt.datetime.now(dt.UTC))
-    except duckdb.IOException:
-        _print("error: a build is writing the warehouse; run this again when it has finished")
-        return 2
-    except duckdb.CatalogException:
-        _print("error: the build warehouse has no asked_questions mart yet; run `reuse-data build` first")
+    now = dt.datetime.now(dt.UTC)
+    rows = _read_last_build(
+        load_settings(),
+        lambda connection: most_asked_unanswered(connection, MARTS_SCHEMA, args.days, args.limit, now),
+        "the asked_questions mart",
+    )
+    if rows is None:
         return 2
     if args.csv:
         sys.stdout.buffer.write(report_csv(rows))

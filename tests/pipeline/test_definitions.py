@@ -85,3 +85,12 @@ def test_workspace_loads_like_dagster_dev_loads_it(defs, tmp_path):
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "All code locations passed validation" in result.stderr + result.stdout
+
+
+def test_the_questions_asked_flow_to_the_editors_report_and_never_to_publish(defs):
+    graph = defs.resolve_asset_graph()
+    assert AssetKey(["raw", "asked_questions"]) in graph.get(AssetKey(["staging", "stg_asked_questions"])).parent_keys
+    report = graph.get(AssetKey(["reports", "unanswered_questions"]))
+    assert report.parent_keys == {AssetKey(["marts", "asked_questions"])}
+    assert "asked_questions" not in published_marts()
+    assert AssetKey(["marts", "asked_questions"]) not in graph.get(AssetKey(["published", "snapshot"])).parent_keys

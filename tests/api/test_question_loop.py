@@ -1,0 +1,120 @@
+"""The loop closes: a question the library cannot answer is kept, a build lists it for the editors,
+an editor adds a phrasing for it to the ask_phrasings seed, and after the next build it is answered.
+
+Real parts throughout: the demo built, served by uvicorn, asked over HTTP, built again by
+`reuse-data build` from a copy of the checkout whose seed the test edits as an editor would.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import re
+import shutil
+import subprocess
+import sys
+import urllib.parse
+from pathlib import Path
+
+import duckdb
+
+from foundations.settings import PROJECT_ROOT, load_settings
+from tests.support.harness import copy_home, home_environment, serving
+from warehouse.snapshots import current_version, open_snapshot, snapshot_path
+
+QUESTION = "Which flask fits a bike bottle cage?"  # on topic, but no entry says it (an unanswered question)
+ENTRY = "insulated-bottles-cold-summer-hike"  # the entry an editor decides answers it
+CLIENT = {"User-Agent": "question-log-test-agent/1.0", "X-Forwarded-For": "203.0.113.9"}
+CHECKOUT_PARTS = ("foundations", "inputs", "warehouse", "ask", "serve", "pipelines", "intake", "reuse_data", "sql")
+# The inputs' encoder embeds the new phrasing (no training: tests/pipeline/test_ask_training.py covers that).
+NO_TRAINING = {"REUSE_DATA_ASK_TRAINING": "off"}
+
+
+def ask(server, question: str) -> dict:
+    reply = server.get(f"/api/public/ask.json?lang=en&q={urllib.parse.quote(question)}", headers=CLIENT)
+    assert reply.status == 200, reply.body[:500]
+    return reply.json()
+
+
+def build(home: Path, checkout: Path = PROJECT_ROOT) -> str:
+    """`reuse-data build` run from ``checkout`` (its code and its dbt project)."""
+    settings = load_settings()
+    environ = {
+        **home_environment(home, PROJECT_ROOT / "demo"),
+        **NO_TRAINING,
+        "PYTHONPATH": str(checkout),
+        "REUSE_DATA_EMBEDDING_CACHE": str(settings.embedding_cache),
+        "REUSE_DATA_ASK_MODELS": str(settings.ask_models),
+    }
+    done = subprocess.run(
+        [sys.executable, "-m", "reuse_data.cli", "build"],
+        cwd=checkout,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    return done.stdout
+
+
+def test_an_unanswered_question_is_listed_then_answered_once_an_editor_adds_a_phrasing(demo_home: Path, tmp_path: Path):
+    home = copy_home(demo_home, tmp_path / "home")
+    with serving(home) as server:
+        for _ in range(3):  # the second and third from the memo: each counts
+            assert ask(server, QUESTION)["results"] == []
+        assert ask(server, "how long does a bamboo toothbrush last")["results"]
+
+    written = b"".join(path.read_bytes() for path in (home / "questions").rglob("*.jsonl"))
+    records = [json.loads(line) for line in written.splitlines()]
+    assert [r["answered"] for r in records] == [False, False, False, True]
+    assert b"203.0.113.9" not in written and b"question-log-test-agent" not in written and b"127.0.0.1" not in written
+
+    build(home)
+    warehouse = load_settings({"REUSE_DATA_HOME": str(home)}).warehouse_path
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        listed = connection.execute(
+            "SELECT question, times_asked, times_answered, last_answered FROM marts.asked_questions "
+            "WHERE question_normalised = 'which flask fits a bike bottle cage'"
+        ).fetchall()
+    assert listed == [(QUESTION, 3, 0, False)]
+    with (home / "reports" / "unanswered-questions.csv").open(encoding="utf-8") as exported:
+        rows = list(csv.DictReader(exported))
+    assert [(row["question"], row["times asked"]) for row in rows] == [(QUESTION, "3")]
+    printed = subprocess.run(
+        [sys.executable, "-m", "reuse_data.cli", "questions", "--csv"],
+        cwd=PROJECT_ROOT,
+        env=home_environment(home),
+        capture_output=True,
+        text=True,
+    )
+    assert printed.returncode == 0 and QUESTION in printed.stdout, printed.stdout + printed.stderr
+    store = home / "snapshots"
+    with open_snapshot(snapshot_path(store, current_version(store))) as release:
+        tables = {row[0] for row in release.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
+        (entry_url,) = release.execute("SELECT url FROM recommendations WHERE scenario_slug = ?", [ENTRY]).fetchone()
+    assert not {"asked_questions", "stg_asked_questions"} & tables  # never published
+
+    # What an editor does: add a row to sql/seeds/ask_phrasings.csv in their checkout, and build.
+    checkout = tmp_path / "checkout"
+    for part in CHECKOUT_PARTS:
+        shutil.copytree(PROJECT_ROOT / part, checkout / part, ignore=shutil.ignore_patterns("__pycache__", "target"))
+    seed = checkout / "sql" / "seeds" / "ask_phrasings.csv"
+    with seed.open("a", encoding="utf-8", newline="") as phrasings:
+        csv.writer(phrasings, lineterminator="\n").writerow([ENTRY, "en", QUESTION])
+    build(home, checkout)
+
+    with serving(home) as server:
+        answer = ask(server, QUESTION)
+    assert answer["results"] and answer["cite"] == entry_url and answer["results"][0]["url"] == entry_url
+
+
+def test_a_tiny_question_log_benchmark_measures_the_writer_and_the_memo(demo_home: Path, tmp_path: Path):
+    home = copy_home(demo_home, tmp_path / "home")
+    argv = [sys.executable, "-m", "benchmarks.question_log", "--records", "300", "--requests", "10", "--rounds", "1"]
+    done = subprocess.run(argv, cwd=PROJECT_ROOT, env=home_environment(home), capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert re.search(r"\| record_question, batched appends \| 300 \| [\d,]+ \| [\d.]+ \|", done.stdout), done.stdout
+    for label in ("log off", "log on"):
+        assert re.search(rf"\| {label} \| [\d.]+ \| [+-][\d.]+ \|", done.stdout), done.stdout
+    assert not (home / "questions").exists()  # the benchmark's records went to a folder of its own
