@@ -21,6 +21,9 @@ from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX
 from serve.snapshot import Snapshot
 
 FALLBACK_PATH = "/guides/start-here"
+ASK_ENGINE = f"{__name__}.engine"  # the engine each snapshot is served with, built when it loads
+ASK_ANSWERS = f"{__name__}.answers"  # ask.json's body but its envelope, by (question, limit, lang, Accept-Language)
+ASK_ANSWERS_KEPT = 1024  # distinct questions kept answered
 FALLBACK_NOTE = {
     "en": "Nothing matched closely. Start from our guide hub, which links every buying guide.",
     "zh": "没有找到足够接近的答案。请从我们的指南总页开始，那里链接了所有选购指南。",
@@ -36,7 +39,7 @@ def prepare_ask(snapshot: Snapshot, models: ModelStore) -> None:
     index of its entries, the entry vectors the pipeline stored in it, the encoder that made them
     (made from the snapshot's delta into ``models`` once) and the decision fitted with it. A
     snapshot whose engine this server cannot build fails to load, and the one being served stays."""
-    snapshot.memo.ask_engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models)
+    snapshot.caches.keep(ASK_ENGINE, AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models))
 
 
 def choose_language(request: Request, question: str) -> str:
@@ -67,7 +70,8 @@ async def ask(request: Request) -> Response:
     # Answer engines and crawlers ask the same questions over and over: each answer (and the
     # choice of its language) is worked out once per snapshot.
     asked = (question, limit, request.query_params.get("lang"), request.headers.get("accept-language"))
-    answer = snapshot.memo.ask_answers.get(asked)
+    answers = snapshot.caches.memo(ASK_ANSWERS, ASK_ANSWERS_KEPT)
+    answer = answers.get(asked)
     if answer is None:
         language = choose_language(request, question)
         try:
@@ -79,14 +83,14 @@ async def ask(request: Request) -> Response:
             request.app.state.metrics.refused(ROUTE, busy.reason)
             retry = {"Retry-After": str(busy.retry_after)}
             raise ProblemError(503, str(busy), slug="ask-busy", headers=retry) from None
-        answer = snapshot.memo.ask_answers.get_or_build(asked, lambda: found)
+        answer = answers.get_or_build(asked, lambda: found)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
     return cached(request, snapshot, encode(body), vary_language=True)
 
 
 def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lang: str) -> dict:
     """The body of ask.json but its envelope: the language, the answer, what to cite, the results."""
-    engine = snapshot.memo.ask_engine
+    engine: AskEngine | None = snapshot.caches.kept(ASK_ENGINE)
     if engine is None:
         raise RuntimeError(f"snapshot {snapshot.version} was served without its ask engine (prepare_ask)")
     matches = engine.search(question, limit)

@@ -25,6 +25,8 @@ ASKED = frozenset((b"if-none-match", b"accept-encoding"))  # what page.json read
 # Query strings of page.json kept parsed: crawlers ask for the same pages again. Only those that
 # a path (percent-encoded) can fill are kept, so that the kept ones hold at most a few MB.
 PAGE_QUERIES_KEPT = 1024
+CHANGE_DOCUMENTS = f"{__name__}.changes"  # changes.json documents by `since`
+CHANGE_DOCUMENTS_KEPT = 64  # distinct `since` values whose documents are kept
 KEPT_QUERY_BYTES = 4 * MAX_PATH_LENGTH
 
 
@@ -76,7 +78,8 @@ async def changes(request: Request) -> Response:
     raw_since = request.query_params.get("since") or None
     snapshot = request.app.state.snapshots.current
     # Crawlers poll with the same few `since` values: each document is built once per snapshot.
-    body = snapshot.memo.change_documents.get_or_build(raw_since, lambda: change_document(snapshot, since, raw_since))
+    change_documents = snapshot.caches.memo(CHANGE_DOCUMENTS, CHANGE_DOCUMENTS_KEPT)
+    body = change_documents.get_or_build(raw_since, lambda: change_document(snapshot, since, raw_since))
     return cached(request, snapshot, body)
 
 

@@ -28,12 +28,13 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from foundations.media_types import HTML, with_charset
+from foundations.release_caches import BoundedMemo
 from serve import charts, documents
 from serve.http.responses import cached
 from serve.openapi import CHANGE_FIELDS
 from serve.routes_ask import FALLBACK_PATH
 from serve.snapshot import Snapshot
-from warehouse.reference_data import SECTIONS
+from warehouse.reference_data import LANGUAGES, SECTIONS
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
@@ -44,6 +45,9 @@ TESTERS_SQL = (  # who took the accepted readings of a page's products, first te
     " AND tester IS NOT NULL GROUP BY tester ORDER BY min(tested_on), tester"
 )
 CHARTED_PAGES = ("product", "comparison", "guide")  # the page types drawn with bench charts
+PAGES = f"{__name__}.pages"  # rendered HTML by (path, lang)
+PAGES_KEPT = 20_000  # rendered pages kept per release (one per page and language asked for)
+PROTOCOL_NAMINGS = f"{__name__}.protocols"  # the protocols named in each language a page is rendered in
 BENCH_HEADING = "## Bench results"  # the body's Markdown copy of the bench table, which the page shows as a table
 TEMPLATES = Environment(
     loader=FileSystemLoader(TEMPLATES_DIR),
@@ -216,7 +220,7 @@ def language_row(snapshot: Snapshot, code: str) -> dict[str, Any] | None:
 
 def page_protocols(snapshot: Snapshot, lang: str) -> dict[str, charts.Protocol]:
     """Every protocol by slug, named in ``lang`` (worked out once per snapshot and language)."""
-    return snapshot.memo.protocols.get_or_build(
+    return snapshot.caches.memo(PROTOCOL_NAMINGS, len(LANGUAGES)).get_or_build(
         lang,
         lambda: {
             row["protocol_slug"]: charts.Protocol(
@@ -402,9 +406,14 @@ def render_api_guide(snapshot: Snapshot) -> bytes:
     )
 
 
+def rendered_pages(snapshot: Snapshot) -> BoundedMemo[tuple[str, str], bytes]:
+    """The snapshot's pages rendered so far, by (path, lang)."""
+    return snapshot.caches.memo(PAGES, PAGES_KEPT)
+
+
 async def api_guide(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
-    body = snapshot.memo.pages.get_or_build(("/", DEFAULT_LANGUAGE), lambda: render_api_guide(snapshot))
+    body = rendered_pages(snapshot).get_or_build(("/", DEFAULT_LANGUAGE), lambda: render_api_guide(snapshot))
     return cached(request, snapshot, body, media_type=with_charset(HTML), key="html:/")
 
 
@@ -440,7 +449,7 @@ async def site_page(request: Request, section: str) -> Response:
         status = 404 if lang is not None else 400
         body = render_refusal(snapshot, lang)
         return Response(body, status, media_type=with_charset(HTML), headers={"Cache-Control": "no-store"})
-    body = snapshot.memo.pages.get_or_build((path, lang), lambda: render_page(snapshot, path, lang))
+    body = rendered_pages(snapshot).get_or_build((path, lang), lambda: render_page(snapshot, path, lang))
     return cached(request, snapshot, body, media_type=with_charset(HTML), key=f"html:{lang}:{path}")
 
 

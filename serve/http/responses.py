@@ -15,12 +15,12 @@ from serve.http.compression import GZIP_MINIMUM_BYTES, accepts_gzip, compressed,
 from serve.http.conditional import cache_headers, etag_for, not_modified
 
 if TYPE_CHECKING:
-    from serve.snapshot import Snapshot
+    from foundations.release_caches import ServedRelease
 
 
 def cached(
     request: Request,
-    snapshot: Snapshot,
+    snapshot: ServedRelease,
     body: bytes,
     media_type: str = with_charset(JSON),
     vary_language: bool = False,
@@ -45,7 +45,7 @@ def cached(
 
 def streamed(
     request: Request,
-    snapshot: Snapshot,
+    snapshot: ServedRelease,
     chunks: AsyncIterable[bytes],
     media_type: str,
     extra_headers: dict[str, str] | None = None,
