@@ -13,8 +13,8 @@ from urllib.parse import urlsplit
 import html5lib
 import pytest
 
-from serve.crawler_files import SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, write_sitemaps
-from serve.snapshot import read_snapshot
+from publish.crawler_files import SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, write_sitemaps
+from release.snapshot import read_snapshot
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Reply, Server
 from warehouse.reference_data import SECTIONS

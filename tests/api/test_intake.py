@@ -21,7 +21,7 @@ import pytest
 from intake.cli import is_loopback, multipart_body
 from intake.store import IntakeStore
 from pipelines.sensors import ABANDONED_TAG
-from serve.snapshot import load_snapshot
+from release.snapshot import load_snapshot
 from tests.conftest import PROJECT_ROOT, run_cli
 from tests.support.harness import Server, copy_home, dagster_daemon, free_port, home_environment, running, serving
 from warehouse.snapshots import current_version

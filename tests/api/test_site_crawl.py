@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from serve.routes_ask import FALLBACK_PATH
+from serve.api.routes_ask import FALLBACK_PATH
 from tests.api.conftest import BASE_URL
 from tests.api.test_crawlers import HREFLANGS, SITEMAP_NS, XHTML_NS, local
 from tests.support.harness import Server

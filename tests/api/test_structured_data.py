@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import extruct
 import pytest
 
-from serve.routes_ask import FALLBACK_PATH
+from serve.api.routes_ask import FALLBACK_PATH
 from tests.api.conftest import BASE_URL
 from tests.api.test_crawlers import OG_LOCALES, PAGE_TYPES, all_changes, local
 from tests.api.test_site import LD_TYPES, links, parsed

@@ -8,7 +8,7 @@ import fcntl
 import json
 import os
 
-from serve.access_log import ATOMIC_WRITE_BYTES, FLUSH_SECONDS, AccessLog
+from serve.operations.access_log import ATOMIC_WRITE_BYTES, FLUSH_SECONDS, AccessLog
 
 ROUTE = "/api/public/page.json"
 FIELDS = {

@@ -14,9 +14,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
+from release.snapshot import Snapshot, SnapshotHolder
 from serve.http.replay import REPLAYED, RESPONSES_KEPT, Varies, replayed, varies_on
 from serve.http.responses import cached
-from serve.snapshot import Snapshot, SnapshotHolder
 
 ANSWERED: list[str] = []  # the language of each answer ``greeting`` made
 

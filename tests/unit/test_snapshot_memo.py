@@ -4,8 +4,8 @@ import datetime as dt
 from pathlib import Path
 
 from foundations.release_caches import MEMO_BYTES, BoundedMemo
-from serve.site import PAGES, PAGES_KEPT
-from serve.snapshot import Snapshot
+from release.snapshot import Snapshot
+from serve.html.site import PAGES, PAGES_KEPT
 
 
 def test_a_value_is_built_once_and_the_oldest_goes_past_the_bound():

@@ -2,7 +2,7 @@
 
 A page is rendered from the snapshot's page record (title, quotable answer, body in Markdown,
 FAQ, sources, bench table, attribution) with a byline (who tested its products, else who wrote
-it, and the date written out in the page's language), bench charts (``serve.charts``: for a
+it, and the date written out in the page's language), bench charts (``serve.html.charts``: for a
 product page, each reading among its category's; for comparisons and guides, their products'
 readings side by side; read in one query per page), its canonical link, ``hreflang`` alternates for
 the six languages and schema.org JSON-LD. ``?lang=<code>`` renders the translated parts in
@@ -29,12 +29,14 @@ from starlette.routing import Route
 
 from foundations.media_types import HTML, with_charset
 from foundations.release_caches import BoundedMemo
-from serve import charts, documents
+from public import documents
+from public.languages import language_url, translated
+from public.openapi import CHANGE_FIELDS
+from release.snapshot import Snapshot
+from serve.api.routes_ask import FALLBACK_PATH
+from serve.html import charts
 from serve.http.responses import cached
-from serve.openapi import CHANGE_FIELDS
-from serve.routes_ask import FALLBACK_PATH
-from serve.snapshot import Snapshot
-from warehouse.reference_data import LANGUAGES, SECTIONS
+from warehouse.reference_data import DEFAULT_LANGUAGE, LANGUAGES, SECTIONS
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
@@ -58,7 +60,6 @@ TEMPLATES = Environment(
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 # The page's own words in each language (the data's translated parts come from the snapshot).
 LABELS: dict[str, dict[str, Any]] = json.loads((TEMPLATES_DIR / "labels.json").read_text(encoding="utf-8"))
-DEFAULT_LANGUAGE = "en"
 # Open Graph names a locale as language_TERRITORY; each language's usual one (others: the hreflang's).
 OG_LOCALES = {"en": "en_US", "zh": "zh_CN", "el": "el_GR", "vi": "vi_VN", "ar": "ar_AR", "pa": "pa_IN"}
 OG_TYPES = {"product": "product", "review": "article", "guide": "article", "comparison": "article", "post": "article"}
@@ -118,17 +119,6 @@ def byline(snapshot: Snapshot, page: dict[str, Any], labels: dict[str, Any]) -> 
         {"datetime": page["updated_at"], "text": long_date(page["updated_at"], labels)} if page["updated_at"] else None
     )
     return {"who": who, "when": when} if who or when else None
-
-
-def translated(value: Any, lang: str) -> str:
-    """The ``lang`` text of a translated field ({code: text}), else its English; a plain string as it is."""
-    if isinstance(value, dict):
-        return value.get(lang) or value.get(DEFAULT_LANGUAGE) or ""
-    return value or ""
-
-
-def language_url(url: str, lang: str) -> str:
-    return url if lang == DEFAULT_LANGUAGE else f"{url}?lang={lang}"
 
 
 def json_ld(page: dict[str, Any], snapshot: Snapshot, lang: str) -> list[dict[str, Any]]:

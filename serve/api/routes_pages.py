@@ -11,15 +11,15 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from foundations.problem_details import ProblemError
-from serve import params
-from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
+from public.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
+from public.openapi import MAX_PATH_LENGTH
+from release.snapshot import Snapshot
+from serve.api import params
+from serve.api.release_responses import page_record, send_page
 from serve.http.compression import gzip_accepted
 from serve.http.replay import Varies, replayed, varies_on
 from serve.http.responses import cached
 from serve.http.scope import request_headers
-from serve.openapi import MAX_PATH_LENGTH
-from serve.release_responses import page_record, send_page
-from serve.snapshot import Snapshot
 
 ASKED = frozenset((b"if-none-match", b"accept-encoding"))  # what page.json reads of a request's headers
 # Query strings of page.json kept parsed: crawlers ask for the same pages again. Only those that
@@ -45,7 +45,7 @@ def page_path(query_string: bytes) -> str:
 
 class Page:
     """page.json: one page's record, read from the release's pack and sent with the headers the
-    release prepared (``serve.release_responses.send_page``), from the ASGI scope."""
+    release prepared (``serve.api.release_responses.send_page``), from the ASGI scope."""
 
     __name__ = "page"
 

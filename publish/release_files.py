@@ -5,12 +5,12 @@
 - Whole-table distributions under ``api/public/downloads/``: Parquet for every public table
   (column types kept, the per-sample readings among them), the bench measurements also as
   CSV and JSON lines (``TEXT_FORMATS``).
-- The page.json documents' records packed end to end with an index (``serve.release.PAGE_PACK``),
-  and the envelope every one of them begins with (``serve.release.PAGE_ENVELOPE``).
+- The page.json documents' records packed end to end with an index (``release.folder.PAGE_PACK``),
+  and the envelope every one of them begins with (``release.folder.PAGE_ENVELOPE``).
 - What crawlers and answer engines read first: ``robots.txt``, ``llms.txt``, the sitemap index
-  ``sitemap.xml`` and its sitemaps under ``sitemaps/`` (``serve.crawler_files``).
+  ``sitemap.xml`` and its sitemaps under ``sitemaps/`` (``publish.crawler_files``).
 - The distributions described for open-data tools from the data dictionary
-  (``serve.table_descriptions``): dataset.json is also Croissant, and ``datapackage.json`` a
+  (``public.table_descriptions``): dataset.json is also Croissant, and ``datapackage.json`` a
   Frictionless data package.
 
 Every text file of ``COMPRESS_MINIMUM_BYTES`` or more gets a gzip copy (``.gz``) and, where
@@ -55,25 +55,35 @@ import zstandard
 
 from foundations.input_problems import sha256_of
 from foundations.settings import PROJECT_ROOT
-from serve import crawler_files, documents, openapi, table_descriptions
-from serve.openapi import BENCH_COLUMNS, OPERATIONS
-from serve.release import (
+from public import documents, openapi, table_descriptions
+from public.openapi import BENCH_COLUMNS, OPERATIONS
+from publish import crawler_files
+from release.folder import (
+    CAPABILITIES,
+    CLAIMS,
+    DATA_PACKAGE,
+    DATASET,
     DOWNLOADS_DIR,
     ENCODINGS,
+    FULL_TEXT,
     GZIP_HEADER,
     GZIP_TRAILER_BYTES,
+    LLMS,
+    OPENAPI,
     PAGE_ENVELOPE,
     PAGE_INDEX,
     PAGE_PACK,
     PAGE_PACK_GZIP,
     PAGE_PATHS,
+    PRESS_KIT,
     RELEASES_PREFIX,
+    ROBOTS,
     PageEntry,
     PageIndex,
     deflate_head,
     gzip_trailer,
 )
-from serve.snapshot import Snapshot, read_snapshot
+from release.snapshot import Snapshot, read_snapshot
 from warehouse.contract import STORED_ORDER, TABLE_QUERIES
 from warehouse.manifest import PublishedRelease, ReleaseError, ReleaseFile
 from warehouse.reference_data import SECTIONS
@@ -152,22 +162,18 @@ def collection(listed: documents.Collection) -> Document:
 # The dataset descriptor comes last, as it lists the others' sizes and sha256 (``DATASET``).
 DOCUMENTS: dict[str, Document] = {
     **{path.lstrip("/"): collection(listed) for path, listed in documents.COLLECTIONS.items()},
-    "api/public/capabilities.json": Document(whole(documents.capabilities), names_release=True),
-    "api/public/press-kit.json": Document(whole(documents.press_kit), names_release=True),
-    "api/public/openapi.json": Document(
-        whole(lambda snapshot: openapi.document(snapshot.base_url, snapshot.dictionary))
-    ),
+    CAPABILITIES: Document(whole(documents.capabilities), names_release=True),
+    PRESS_KIT: Document(whole(documents.press_kit), names_release=True),
+    OPENAPI: Document(whole(lambda snapshot: openapi.document(snapshot.base_url, snapshot.dictionary))),
     # DuckDB writes a claim's columns (text, numbers, a date, lists of text) as documents.record
     # would, and ten million reading ids without a Python object each.
-    "api/public/claims.jsonl": Document(json_lines("claims"), tables=("claims",)),
-    "llms-full.txt": Document(streamed(documents.write_full_text)),
+    CLAIMS: Document(json_lines("claims"), tables=("claims",)),
+    FULL_TEXT: Document(streamed(documents.write_full_text)),
 }
-DATASET = "api/public/dataset.json"
-DATA_PACKAGE = "api/public/datapackage.json"
 # Served at their own address like the documents above, but outside the API's contract: for crawlers.
 CRAWLER_DOCUMENTS: dict[str, Document] = {
-    crawler_files.ROBOTS: Document(streamed(crawler_files.write_robots)),
-    crawler_files.LLMS: Document(streamed(crawler_files.write_llms_txt)),
+    ROBOTS: Document(streamed(crawler_files.write_robots)),
+    LLMS: Document(streamed(crawler_files.write_llms_txt)),
 }
 
 
@@ -548,7 +554,7 @@ def write_sitemaps(folder: Path, snapshot: Snapshot) -> list[str]:
 
 def write_page_pack(maker: FileMaker, snapshot: Snapshot, every_table: list[tuple[str, str]]) -> None:
     """The envelope every page.json document of the release begins with, and each page's part
-    after it, end to end, plain and gzipped alone, with their index (``serve.release``): the
+    after it, end to end, plain and gzipped alone, with their index (``release.folder``): the
     packs and index linked while no table changed, the envelope written every time."""
     folder = maker.folder
     envelope = orjson.dumps(documents.envelope(snapshot, documents.USAGE["page"]))[:-1] + b',"page":'

@@ -21,7 +21,7 @@ import duckdb
 
 from foundations.problem_details import ProblemError
 from foundations.release_caches import ReleaseCaches
-from serve.release import Release
+from release.folder import Release
 from warehouse.contract import DATA_DICTIONARY_TABLE, SERVED_TABLES, TABLE_QUERIES
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path, rows_of
 

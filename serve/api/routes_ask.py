@@ -14,11 +14,12 @@ from ask.encoder_models import ModelStore
 from ask.engine import AskEngine
 from ask.language import LANGUAGES, negotiate
 from foundations.problem_details import ProblemError
-from serve import params
-from serve.documents import USAGE, encode, envelope, record
+from public.documents import USAGE, encode, envelope, record
+from public.languages import language_url
+from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
+from release.snapshot import Snapshot
+from serve.api import params
 from serve.http.responses import cached
-from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
-from serve.snapshot import Snapshot
 
 FALLBACK_PATH = "/guides/start-here"
 ASK_ENGINE = f"{__name__}.engine"  # the engine each snapshot is served with, built when it loads
@@ -108,7 +109,7 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
             result["evidence"] = row["evidence"][lang]
             result["product"] = {"name": row["product_name"], "brand": row["brand"], "url": row["product_url"]}
         results.append(result)
-    fallback_url = f"{base_url}{FALLBACK_PATH}" + ("" if lang == "en" else f"?lang={lang}")
+    fallback_url = language_url(f"{base_url}{FALLBACK_PATH}", lang)
     return {
         "language": lang,
         "supported_languages": [record(row, keep=LANGUAGE_FIELDS) for row in snapshot.tables["languages"]],
