@@ -387,9 +387,10 @@ class Operation:
     download: str = ""  # what the body holds, when it is a data export listed in dataset.json
 
 
+ASK_PATH = "/api/public/ask.json"
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
-        "/api/public/ask.json",
+        ASK_PATH,
         "ask",
         "Best sourced answer to a question, with a URL to cite",
         "What is the best sourced answer to my question, and which URL do I cite? (the first call to make)",

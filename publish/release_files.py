@@ -13,7 +13,7 @@
   (``public.table_descriptions``): dataset.json is also Croissant, and ``datapackage.json`` a
   Frictionless data package.
 
-Every text file of ``COMPRESS_MINIMUM_BYTES`` or more gets a gzip copy (``.gz``) and, where
+Every text file of ``GZIP_MINIMUM_BYTES`` or more gets a gzip copy (``.gz``) and, where
 zstd saves a further ``ZSTD_MUST_SAVE``, a zstd copy (``.zst``). The base URL is the one the
 marts were built with, read from the snapshot: the whole release speaks of one address.
 
@@ -67,6 +67,8 @@ from release.folder import (
     ENCODINGS,
     FULL_TEXT,
     GZIP_HEADER,
+    GZIP_LEVEL,
+    GZIP_MINIMUM_BYTES,
     GZIP_TRAILER_BYTES,
     LLMS,
     OPENAPI,
@@ -89,8 +91,6 @@ from warehouse.manifest import PublishedRelease, ReleaseError, ReleaseFile
 from warehouse.reference_data import SECTIONS
 from warehouse.snapshots import SnapshotInfo, previous_release, publish, rows_of, sql_string, table_keys
 
-COMPRESS_MINIMUM_BYTES = 1024  # smaller files go as they are: compressing them saves next to nothing
-GZIP_LEVEL = 6  # level 9 saves about 1 % more and takes twice as long on claims.jsonl
 ZSTD_LEVEL = 9
 ZSTD_MUST_SAVE = 0.05  # of the gzip copy's size, or no zstd copy is kept
 COPY_BYTES = 1024 * 1024
@@ -365,7 +365,7 @@ def compress_copies(folder: Path, path: str, head_length: int = 0) -> dict[str, 
     are compressed apart from the body, so that a later release can put a new head before the
     same compressed body (``restamp``)."""
     source = folder / path
-    if source.suffix == ".parquet" or source.stat().st_size < COMPRESS_MINIMUM_BYTES:
+    if source.suffix == ".parquet" or source.stat().st_size < GZIP_MINIMUM_BYTES:
         return {}
     gzipped, zstd = path + ENCODINGS["gzip"], path + ENCODINGS["zstd"]
     with ThreadPoolExecutor(max_workers=1) as beside:

@@ -16,7 +16,7 @@ from ask.language import LANGUAGES, negotiate
 from foundations.problem_details import ProblemError
 from public.documents import USAGE, encode, envelope, record
 from public.languages import language_url
-from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
+from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, ASK_PATH, LANGUAGE_FIELDS, MAX_Q_LENGTH
 from release.snapshot import Snapshot
 from serve.api import params
 from serve.http.responses import cached
@@ -121,5 +121,5 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
     }
 
 
-ROUTE = "/api/public/ask.json"
+ROUTE = ASK_PATH
 routes = [Route(ROUTE, ask)]

@@ -31,7 +31,7 @@ from foundations.media_types import HTML, with_charset
 from foundations.release_caches import BoundedMemo
 from public import documents
 from public.languages import language_url, translated
-from public.openapi import CHANGE_FIELDS
+from public.openapi import ASK_PATH, CHANGE_FIELDS
 from release.snapshot import Snapshot
 from serve.api.routes_ask import FALLBACK_PATH
 from serve.html import charts
@@ -321,7 +321,7 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
 def hub_context(snapshot: Snapshot, lang: str) -> dict[str, Any]:
     """What the fallback hub lists besides its own record: categories, buying scenarios, latest changes."""
     return {
-        "ask_url": "/api/public/ask.json",
+        "ask_url": ASK_PATH,
         "categories": [
             {
                 "name": translated(row["category_name"], lang),

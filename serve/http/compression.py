@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
+from release.folder import GZIP_LEVEL
+
 if TYPE_CHECKING:
     from foundations.release_caches import ServedRelease
 
-GZIP_MINIMUM_BYTES = 1024  # smaller bodies go as they are: compressing them saves next to nothing
-GZIP_LEVEL = 6
 GZIP_BODIES = f"{__name__}.bodies"  # gzip copies by the key ``compressed`` is given
 GZIP_BODIES_KEPT = 100_000  # gzip copies of keyed bodies (rendered pages); MEMO_BYTES bounds them too
 STREAM_GZIP_LEVEL = 1  # streams are compressed as they leave, on the event loop: the fastest level
