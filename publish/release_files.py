@@ -99,9 +99,10 @@ COPY_BYTES = 1024 * 1024
 TEXT_FORMATS: dict[str, tuple[str, ...]] = {"bench_measurements": ("csv", "jsonl")}
 COPY_OPTIONS = {"parquet": "FORMAT parquet, COMPRESSION zstd", "csv": "FORMAT csv, HEADER", "jsonl": "FORMAT json"}
 FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON lines"}
-# What writes a release's files: this project's packages below the pipeline, and the libraries
+# What writes a release's files: this project's packages it is written with (the release's
+# format, what the public sees, publish itself and what lies under them), and the libraries
 # whose output lands in the files. A change to any of them makes every file again, once.
-PRODUCER_PACKAGES = ("foundations", "warehouse", "serve")
+PRODUCER_PACKAGES = ("foundations", "warehouse", "release", "public", "publish")
 PRODUCER_LIBRARIES = ("duckdb", "orjson", "zstandard", "numpy")
 
 # Writes one file of the release (at the path given) from the snapshot.
