@@ -22,7 +22,7 @@ from inputs.ask_inputs import LabelledQuestion
 
 MRR_DEPTH = 5
 
-# The targets of the ask issue, on the test split; ``make bench-ask`` prints them beside what it reaches.
+# The quality the engine must reach on the test split; ``make bench-ask`` prints them beside what it reaches.
 TARGET_TOP1_OVERALL = 0.90
 TARGET_TOP1_PER_LANGUAGE = 0.85
 TARGET_FALSE_NEGATIVE_RATE = 0.05

@@ -12,9 +12,7 @@ import re
 from collections import Counter
 from dataclasses import dataclass, field
 
-from warehouse.reference_data import LANGUAGES
-
-DEFAULT_LANGUAGE = "en"
+from warehouse.reference_data import DEFAULT_LANGUAGE, LANGUAGES
 
 # The scripts of the languages served (the ask analysis splits words by the same patterns).
 HAN_RANGE = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"

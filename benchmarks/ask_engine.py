@@ -69,7 +69,7 @@ from ask.vector_cache import VectorCache  # noqa: E402
 from benchmarks.results import machine, markdown_table, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
 from inputs.ask_inputs import LabelledQuestion, load_questions  # noqa: E402
-from serve.snapshot import Snapshot, load_snapshot  # noqa: E402
+from release.snapshot import Snapshot, load_snapshot  # noqa: E402
 from warehouse.contract import (  # noqa: E402
     ASK_DECISION_TABLE,
     ASK_ENCODER_TABLE,

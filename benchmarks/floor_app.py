@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from serve.openapi import BENCH_COLUMNS
+from public.openapi import BENCH_COLUMNS
 
 BATCH_ROWS = 1024
 

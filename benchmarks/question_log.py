@@ -26,7 +26,7 @@ from pathlib import Path
 from benchmarks.results import machine, markdown_table, report
 from foundations.settings import load_settings
 from serve.app import create_app
-from serve.question_log import QuestionLog, record_question
+from serve.operations.question_log import QuestionLog, record_question
 
 QUESTION = "which flask fits a bike bottle cage"
 ANSWER = {"query": QUESTION, "language": "en", "results": []}

@@ -51,8 +51,8 @@ from benchmarks.pipeline_scale import (
 )
 from benchmarks.results import machine, markdown_table
 from foundations.settings import PROJECT_ROOT
-from serve.release_files import publish_release
-from serve.routes_catalogue import FIXED_DOCUMENTS
+from publish.release_files import publish_release
+from serve.api.routes_catalogue import FIXED_DOCUMENTS
 from tests.support.harness import free_port, home_environment, home_layout, process_tree_rss
 from warehouse.snapshots import current_version, new_version, snapshot_path
 

@@ -4,7 +4,7 @@ and what a server's metrics and access log cost.
 All on the demo build of ``$REUSE_DATA_HOME`` (`make build`), each figure beside its baseline
 measured in the same run:
 
-0. What observing adds to a request, timed in-process: ``serve.observe.Observe`` with the
+0. What observing adds to a request, timed in-process: ``serve.operations.observe.Observe`` with the
    metrics, and with the metrics and the access log (to a file), around an ASGI app that
    answers at once, against that app alone; ``IN_PROCESS_REQUESTS`` calls on one event loop,
    the best of ``ROUNDS``. Exact to a fraction of a microsecond, where a server under wrk on
@@ -96,10 +96,10 @@ def in_process_cost(work: Path) -> str:
 
     from starlette.routing import Route
 
-    from serve.access_log import AccessLog
-    from serve.metrics import ServiceMetrics
-    from serve.observe import Observe
-    from serve.snapshot import SnapshotHolder
+    from release.snapshot import SnapshotHolder
+    from serve.operations.access_log import AccessLog
+    from serve.operations.metrics import ServiceMetrics
+    from serve.operations.observe import Observe
 
     headers = [(b"content-type", b"application/json"), (b"x-dataset-version", b"20261124T000000000Z")]
 

@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from serve.routes_ask import FALLBACK_PATH  # noqa: E402
+from serve.api.routes_ask import FALLBACK_PATH  # noqa: E402
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.support.harness import Server, serving  # noqa: E402
 

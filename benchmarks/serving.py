@@ -67,7 +67,7 @@ from benchmarks.load import (
 from benchmarks.results import machine, markdown_table, record
 from foundations.settings import load_settings
 from inputs.ask_inputs import SPLITS, load_questions
-from serve.openapi import OPERATIONS
+from public.openapi import OPERATIONS
 from tests.support.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
 from warehouse.contract import MARTS_SCHEMA
 from warehouse.snapshots import current_version, snapshot_path

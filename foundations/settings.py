@@ -39,7 +39,7 @@ class Settings:
         home on the machine (``ask.vector_cache``); ``REUSE_DATA_EMBEDDING_CACHE``.
     publish_to: the object store each publish also uploads its release to, ``s3://bucket/prefix``
         (None: local disk only); ``REUSE_DATA_PUBLISH_TO``. Its endpoint and credentials are the
-        usual ``AWS_*`` variables (``warehouse.release_store``).
+        usual ``AWS_*`` variables (``release.store``).
     dagster_postgres_url: the PostgreSQL database of the production Dagster instance (None: the
         embedded SQLite instance under ``home``); ``REUSE_DATA_DAGSTER_POSTGRES_URL``.
     build_wait_seconds: how long a build waits for another one to finish before it gives up
@@ -55,7 +55,7 @@ class Settings:
     ask_training: how a build trains the ask encoder when none was trained on its library yet
         (``ASK_TRAINING_CHOICES``); ``REUSE_DATA_ASK_TRAINING``, ``full`` by default.
     question_log: whether the server keeps the questions asked of ask.json, without who asked
-        (``serve.question_log``); ``REUSE_DATA_QUESTION_LOG`` (``on``, the default, or ``off``).
+        (``serve.operations.question_log``); ``REUSE_DATA_QUESTION_LOG`` (``on``, the default, or ``off``).
     question_retention_days: how many days of questions a build keeps before dropping the older
         day files; ``REUSE_DATA_QUESTION_RETENTION_DAYS``, 90 by default.
     """

@@ -188,7 +188,7 @@ def command_snapshots_list(args: argparse.Namespace) -> int:
 
 def _list_store(url: str) -> int:
     """The releases in the object store at ``url``, newest first, the one its pointer names starred."""
-    from warehouse.release_store import ReleaseStore, StoreError
+    from release.store import ReleaseStore, StoreError
 
     try:
         store = ReleaseStore.open(url)
@@ -206,7 +206,7 @@ def _list_store(url: str) -> int:
 
 
 def command_snapshots_rollback(args: argparse.Namespace) -> int:
-    from warehouse.release_store import ReleaseStore, StoreError
+    from release.store import ReleaseStore, StoreError
     from warehouse.snapshots import SnapshotError, rollback, versions
 
     settings = load_settings()
@@ -230,7 +230,7 @@ def command_snapshots_rollback(args: argparse.Namespace) -> int:
 
 
 def command_snapshots_push(args: argparse.Namespace) -> int:
-    from warehouse.release_store import ReleaseStore, StoreError
+    from release.store import ReleaseStore, StoreError
     from warehouse.snapshots import SnapshotError, current_version, describe
 
     settings = load_settings()
@@ -287,7 +287,7 @@ def command_serve(args: argparse.Namespace) -> int:
     if args.access_log:
         settings = dataclasses.replace(settings, access_log=args.access_log == "json")
     if settings.serve_from:
-        from warehouse.release_store import ReleaseStore, StoreError
+        from release.store import ReleaseStore, StoreError
 
         try:
             store = ReleaseStore.open(settings.serve_from)
@@ -314,7 +314,7 @@ def command_serve(args: argparse.Namespace) -> int:
         port=args.port,
         workers=args.workers,
         log_level="warning",
-        access_log=False,  # the app writes its own, as JSON (serve.access_log)
+        access_log=False,  # the app writes its own, as JSON (serve.operations.access_log)
         timeout_graceful_shutdown=10,
         http=BOUNDED_HTTP,
     )
@@ -352,7 +352,7 @@ def command_mcp(args: argparse.Namespace) -> int:
 
 
 def _metrics_folder(home: Path) -> Path:
-    """A fresh folder where the workers share their request counts (``serve.metrics``)."""
+    """A fresh folder where the workers share their request counts (``serve.operations.metrics``)."""
     import shutil
 
     folder = home / "run" / f"metrics-{os.getpid()}"

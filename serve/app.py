@@ -19,16 +19,18 @@ from ask.encoder_models import ModelStore
 from ask.encoder_threads import ensure_encoder_threads
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
 from foundations.settings import Settings, load_settings
-from serve import routes_ask, routes_bench, routes_catalogue, routes_health, routes_pages, site
-from serve.access_log import AccessLog
+from release.snapshot import Snapshot, SnapshotHolder
+from serve.api import routes_ask, routes_bench, routes_catalogue, routes_pages
+from serve.api.problems import handle_http_exception
+from serve.api.routes_ask import QuestionDesk
+from serve.html import site
 from serve.http.cors import Preflight
 from serve.mcp_server.server import MCP_PATH, assistant_server, streamable_http_routes
-from serve.metrics import ServiceMetrics
-from serve.observe import Observe
-from serve.problems import handle_http_exception
-from serve.routes_ask import QuestionDesk
+from serve.operations import routes_health
+from serve.operations.access_log import AccessLog
+from serve.operations.metrics import ServiceMetrics
+from serve.operations.observe import Observe
 from serve.routing import IndexedRouter
-from serve.snapshot import Snapshot, SnapshotHolder
 
 READER_THREADS = min(4, os.cpu_count() or 1)
 log = logging.getLogger("reuse_data.serve")
@@ -70,8 +72,8 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
 
     if settings.serve_from:
         # Imported here: a server of local releases has no use for the S3 client (4 MB resident).
-        from serve.replica import ReleaseFollower
-        from warehouse.release_store import ReleaseStore
+        from release.replica import ReleaseFollower
+        from release.store import ReleaseStore
 
         store = ReleaseStore.open(settings.serve_from)
         remedy = f"publish one to {store.url} (`reuse-data build` with REUSE_DATA_PUBLISH_TO={store.url})"

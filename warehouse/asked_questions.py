@@ -1,7 +1,7 @@
 """The questions people asked the ask engine: the records a server writes, and how a build reads them.
 
 A server appends one JSON line per answer to a file of its own per day
-(``<home>/questions/<YYYY-MM-DD>-<pid>.jsonl``, ``serve.question_log``): the fields are
+(``<home>/questions/<YYYY-MM-DD>-<pid>.jsonl``, ``serve.operations.question_log``): the fields are
 ``RECORD_FIELDS``, and none of them says who asked. A deployment's replicas put their files
 in folders under the build host's questions folder, so a build reads it recursively. Files
 whose day is older than the retention are deleted whole before the rest is loaded into
@@ -27,7 +27,7 @@ RECORD_FIELDS = {
     "time": "VARCHAR",  # when it was answered, UTC, ISO 8601 to the millisecond
     "question": "VARCHAR",  # as asked
     "language": "VARCHAR",  # the language of the answer
-    "answered": "BOOLEAN",  # whether an entry answered it (``serve.question_log.answered``)
+    "answered": "BOOLEAN",  # whether an entry answered it (``serve.operations.question_log.answered``)
     "entry": "VARCHAR",  # the URL of the entry cited first, null when none answered
     "confidence": "DOUBLE",  # that entry's confidence in ask.json, null when none answered
     "release": "VARCHAR",  # the release that answered

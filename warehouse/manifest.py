@@ -8,7 +8,7 @@ Releases share what did not change: a file may be a hard link to the same file o
 before (``PublishedRelease``). Release files are read-only and never written in place, so a
 file that shares its inode with a file of that release has its content, and its sha256 is
 taken from that release's manifest rather than read again. Each file may also record what it
-was made from (``made_from``, written by ``serve.release_files``), which the next publish
+was made from (``made_from``, written by ``publish.release_files``), which the next publish
 compares with what it would make the file from.
 """
 
@@ -40,7 +40,7 @@ class ReleaseFile:
     path: str
     size: int
     sha256: str
-    # What the publish that wrote it made it from (opaque here: ``serve.release_files`` writes and
+    # What the publish that wrote it made it from (opaque here: ``publish.release_files`` writes and
     # reads it); None when it recorded nothing.
     made_from: Mapping[str, Any] | None = None
 

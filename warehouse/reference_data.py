@@ -22,5 +22,8 @@ def seed_rows(seed: str) -> list[dict[str, str]]:
 LANGUAGES: tuple[str, ...] = tuple(
     row["code"] for row in sorted(seed_rows("supported_languages"), key=lambda row: int(row["position"]))
 )
+# The language a text is in when no other is asked for, and the one every translated text has:
+# the first of the seed's order.
+DEFAULT_LANGUAGE = LANGUAGES[0]
 # The site's sections (the first segment of a page's path), in the order the site lists them.
 SECTIONS: tuple[str, ...] = tuple(row["section"] for row in seed_rows("sections"))

@@ -8,10 +8,10 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from intake.store import IntakeStore
 from pipelines.project import published_marts
 from pipelines.resources import SettingsResource, WarehouseResource
-from serve.release_files import publish_release
+from publish.release_files import publish_release
+from release.store import ReleaseStore
 from warehouse.asked_questions import ASKED_QUESTIONS_TABLE
 from warehouse.contract import ASK_TABLES, MARTS_SCHEMA
-from warehouse.release_store import ReleaseStore
 
 # Every published mart, as dbt's manifest lists them, and the ask engine's tables.
 PUBLISHED_TABLES = (*published_marts(), *ASK_TABLES)

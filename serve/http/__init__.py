@@ -7,5 +7,5 @@ It is decided per response rather than in middleware wrapped around every reques
 public and read-only, so its CORS headers are the same on every response and only preflights
 need a middleware, and a body built per snapshot (a rendered page) is compressed once per
 snapshot, not once per request. The release's own files carry their ETags and compressed
-copies from publish (``serve.release_responses``).
+copies from publish (``serve.api.release_responses``).
 """

@@ -11,11 +11,13 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
-if TYPE_CHECKING:
-    from serve.snapshot import Snapshot
+from release.folder import GZIP_LEVEL
 
-GZIP_MINIMUM_BYTES = 1024  # smaller bodies go as they are: compressing them saves next to nothing
-GZIP_LEVEL = 6
+if TYPE_CHECKING:
+    from foundations.release_caches import ServedRelease
+
+GZIP_BODIES = f"{__name__}.bodies"  # gzip copies by the key ``compressed`` is given
+GZIP_BODIES_KEPT = 100_000  # gzip copies of keyed bodies (rendered pages); MEMO_BYTES bounds them too
 STREAM_GZIP_LEVEL = 1  # streams are compressed as they leave, on the event loop: the fastest level
 
 
@@ -70,11 +72,12 @@ def negotiate(header: str | None, available: tuple[str, ...]) -> str:
     return best
 
 
-def compressed(snapshot: Snapshot, body: bytes, key: str | None = None) -> bytes:
+def compressed(snapshot: ServedRelease, body: bytes, key: str | None = None) -> bytes:
     """``body`` gzipped; with a ``key``, once per snapshot (the body must be fixed for that key)."""
     if key is None:
         return gzip.compress(body, GZIP_LEVEL, mtime=0)
-    return snapshot.memo.gzip_bodies.get_or_build(key, lambda: gzip.compress(body, GZIP_LEVEL, mtime=0))
+    gzip_bodies = snapshot.caches.memo(GZIP_BODIES, GZIP_BODIES_KEPT)
+    return gzip_bodies.get_or_build(key, lambda: gzip.compress(body, GZIP_LEVEL, mtime=0))
 
 
 async def gzip_stream(chunks: AsyncIterable[bytes]) -> AsyncIterator[bytes]:

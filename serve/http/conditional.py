@@ -13,12 +13,12 @@ from starlette.types import Send
 from serve.http.cors import CORS_HEADERS
 
 if TYPE_CHECKING:
-    from serve.snapshot import Snapshot
+    from foundations.release_caches import ServedRelease
 
 CACHE_CONTROL = "public, max-age=300"
 
 
-def etag_for(request: Request, snapshot: Snapshot, vary_language: bool = False, gzipped: bool = False) -> str:
+def etag_for(request: Request, snapshot: ServedRelease, vary_language: bool = False, gzipped: bool = False) -> str:
     """A strong validator: same snapshot, same request and same encoding give the same tag."""
     # From the ASGI scope, not request.url: building a URL object costs more than the rest together.
     query = (
@@ -67,7 +67,7 @@ async def send_not_modified(send: Send, headers: list[tuple[bytes, bytes]]) -> N
     await send({"type": "http.response.body", "body": b""})
 
 
-def not_modified(request: Request, snapshot: Snapshot, etag: str, vary_language: bool = False) -> Response | None:
+def not_modified(request: Request, snapshot: ServedRelease, etag: str, vary_language: bool = False) -> Response | None:
     """The 304 for a client whose If-None-Match names ``etag``; None when it must get the body."""
     if etag_matches(request.headers.get("if-none-match", ""), etag):
         return Response(status_code=304, headers=cache_headers(snapshot.version, etag, vary_language))

@@ -49,6 +49,8 @@ DESCRIPTIONS = {
     Varies.LANGUAGE: "the language (Accept-Language)",
 }
 VARY_HEADERS = {"accept-encoding": Varies.CODING, "accept-language": Varies.LANGUAGE}
+REPLAYED = f"{__name__}.answers"  # the answers replayed, by ReplayKey
+RESPONSES_KEPT = 4096  # distinct (path, query, encoding) answers replayed per release
 ASKED = frozenset((b"if-none-match", b"accept-encoding", b"accept-language"))  # what a replay reads of a request
 
 
@@ -162,14 +164,14 @@ class Replayed:
             key = self.key_of(
                 request.scope, request.headers.get("accept-encoding"), request.headers.get("accept-language")
             )
-            snapshot.memo.responses.get_or_build(key, lambda: answer)
+            snapshot.caches.memo(REPLAYED, RESPONSES_KEPT).get_or_build(key, lambda: answer)
         return response
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         asked = request_headers(scope, ASKED)
         if_none_match = asked.get(b"if-none-match")
         snapshot = scope["app"].state.snapshots.current
-        kept = snapshot.memo.responses.get(
+        kept = snapshot.caches.memo(REPLAYED, RESPONSES_KEPT).get(
             self.key_of(scope, asked.get(b"accept-encoding"), asked.get(b"accept-language"))
         )
         if kept is None:

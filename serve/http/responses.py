@@ -11,16 +11,17 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from foundations.media_types import JSON, with_charset
-from serve.http.compression import GZIP_MINIMUM_BYTES, accepts_gzip, compressed, gzip_stream
+from release.folder import GZIP_MINIMUM_BYTES
+from serve.http.compression import accepts_gzip, compressed, gzip_stream
 from serve.http.conditional import cache_headers, etag_for, not_modified
 
 if TYPE_CHECKING:
-    from serve.snapshot import Snapshot
+    from foundations.release_caches import ServedRelease
 
 
 def cached(
     request: Request,
-    snapshot: Snapshot,
+    snapshot: ServedRelease,
     body: bytes,
     media_type: str = with_charset(JSON),
     vary_language: bool = False,
@@ -45,7 +46,7 @@ def cached(
 
 def streamed(
     request: Request,
-    snapshot: Snapshot,
+    snapshot: ServedRelease,
     chunks: AsyncIterable[bytes],
     media_type: str,
     extra_headers: dict[str, str] | None = None,

@@ -3,7 +3,7 @@
 Each function takes the snapshot a tool call took (once) and the call's arguments, and returns a
 JSON object: the API's envelope, the URL to cite (``cite``) and the attribution string to print
 with it (``attribution``), then the answer. The arguments go through the API's own checks
-(``serve.params``, with the limits of ``serve.openapi``): they are handed over as the query
+(``serve.api.params``, with the limits of ``public.openapi``): they are handed over as the query
 string of the operation they stand for, so a bad argument is refused with the API's words.
 """
 
@@ -17,15 +17,14 @@ import orjson
 from starlette.requests import Request
 
 from foundations.problem_details import ProblemError
-from serve import params
-from serve.crawler_files import LLMS
-from serve.documents import USAGE, envelope, record
-from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_Q_LENGTH
-from serve.release_files import DATASET
-from serve.routes_ask import QuestionDesk, answer_asked
-from serve.routes_bench import BenchFilters, read_jsonl_page
-from serve.routes_pages import change_body, found_page, parsed_page_path
-from serve.snapshot import Snapshot
+from public.documents import USAGE, envelope, record
+from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_Q_LENGTH
+from release.folder import DATASET, LLMS
+from release.snapshot import Snapshot
+from serve.api import params
+from serve.api.routes_ask import QuestionDesk, answer_asked
+from serve.api.routes_bench import BenchFilters, read_jsonl_page
+from serve.api.routes_pages import change_body, found_page, parsed_page_path
 
 # Products of a category one call returns at most (products.json has no parameters to borrow).
 PRODUCTS_DEFAULT_LIMIT, PRODUCTS_MAX_LIMIT = 20, 100
@@ -35,7 +34,7 @@ ARGUMENT_OF_PARAMETER = {"q": "question", "lang": "language"}
 
 
 def as_query(**arguments: object) -> Request:
-    """The arguments given (None: not given) as the query string of a request, for ``serve.params``."""
+    """The arguments given (None: not given) as the query string of a request, for ``serve.api.params``."""
     given = [(name, str(value)) for name, value in arguments.items() if value is not None]
     return Request({"type": "http", "query_string": urlencode(given).encode(), "headers": []})
 

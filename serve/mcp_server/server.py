@@ -25,11 +25,11 @@ from ask.encoder_models import ModelStore
 from ask.language import LANGUAGES
 from foundations.problem_details import ProblemError
 from foundations.settings import Settings
+from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_PATH_LENGTH
+from release.snapshot import SnapshotHolder
+from serve.api.routes_ask import QuestionDesk, prepare_ask
 from serve.mcp_server import answers
 from serve.mcp_server.results import AskResult, BenchResult, ChangesResult, DatasetResult, PageResult, ProductsResult
-from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_PATH_LENGTH
-from serve.routes_ask import QuestionDesk, prepare_ask
-from serve.snapshot import SnapshotHolder
 
 MCP_PATH = "/mcp"  # beside the API on the same server and port (docs/decisions.md)
 CITE = (

@@ -26,7 +26,7 @@ from ask.fusion import FusionModel
 from ask.language import LANGUAGES
 from foundations.settings import load_settings
 from inputs.ask_inputs import load_questions
-from serve.snapshot import load_snapshot
+from release.snapshot import load_snapshot
 from tests.api.conftest import BASE_URL
 from tests.conftest import DEMO, PROJECT_ROOT
 from tests.support.harness import Server

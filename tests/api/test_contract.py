@@ -25,11 +25,13 @@ import jsonschema
 import pytest
 from starlette.routing import Route
 
-from serve import routes_catalogue, routes_health, site
+from public.openapi import OPERATIONS, Operation
+from release.folder import RELEASES_PREFIX
+from serve.api import routes_catalogue
 from serve.app import create_app
+from serve.html import site
 from serve.mcp_server.server import MCP_PATH
-from serve.openapi import OPERATIONS, Operation
-from serve.release import RELEASES_PREFIX
+from serve.operations import routes_health
 from tests.api.conftest import BASE_URL
 from tests.conftest import PROJECT_ROOT
 from tests.support.harness import Server

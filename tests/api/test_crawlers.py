@@ -13,26 +13,18 @@ from urllib.parse import urlsplit
 import html5lib
 import pytest
 
-from serve.crawler_files import SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, write_sitemaps
-from serve.snapshot import read_snapshot
+from publish.crawler_files import SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, write_sitemaps
+from release.snapshot import read_snapshot
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Reply, Server
+from tests.support.site_pages import OG_LOCALES, PAGE_TYPES, all_changes, local
 from warehouse.reference_data import SECTIONS
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path
 
 SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
 XHTML_NS = "{http://www.w3.org/1999/xhtml}"
 HREFLANGS = {"en": "en", "zh": "zh-Hans", "el": "el", "vi": "vi", "ar": "ar", "pa": "pa"}
-OG_LOCALES = {"en": "en_US", "zh": "zh_CN", "el": "el_GR", "vi": "vi_VN", "ar": "ar_AR", "pa": "pa_IN"}
-PAGE_TYPES = ("guide", "comparison", "review", "product", "post")
 _MARKDOWN_LINK = re.compile(r"^- \[([^\]]+)\]\((\S+)\): (.+)$")
-
-
-def local(address: str) -> str:
-    """The path and query of an address the release hands out, to ask this test's server for it."""
-    assert address.startswith(BASE_URL), address
-    parts = urlsplit(address)
-    return parts.path + (f"?{parts.query}" if parts.query else "")
 
 
 def assert_served_with_caching_headers(server: Server, path: str, media_type: str) -> Reply:
@@ -46,21 +38,6 @@ def assert_served_with_caching_headers(server: Server, path: str, media_type: st
     again = server.get(path, {"If-None-Match": reply.headers["etag"]})
     assert again.status == 304 and again.body == b""
     return reply
-
-
-def all_changes(server: Server) -> list[dict]:
-    """Every entry of the change feed, following its pages (at the largest page size) if it pages."""
-    operation = server.get("/api/public/openapi.json").json()["paths"]["/api/public/changes.json"]["get"]
-    limit = next((p for p in operation.get("parameters", []) if p["name"] == "limit"), None)
-    address = "/api/public/changes.json" + (f"?limit={limit['schema']['maximum']}" if limit else "")
-    changes: list[dict] = []
-    while address:
-        feed = server.get(address).json()
-        changes += feed["changes"]
-        following = feed.get("next")
-        address = local(following) if following else ""
-    assert len(changes) == feed["total_changed"] or "next" in feed
-    return changes
 
 
 def sitemap_urls(server: Server) -> dict[str, ET.Element]:

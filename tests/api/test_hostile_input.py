@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis import GenerationMode
 
-from serve.openapi import BENCH_MAX_LIMIT, OPERATIONS
+from public.openapi import BENCH_MAX_LIMIT, OPERATIONS
 from tests.support.harness import Reply, Server, request_head
 
 EXAMPLES = 60

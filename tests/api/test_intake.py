@@ -18,26 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from intake.cli import is_loopback, multipart_body
+from intake.cli import is_loopback
 from intake.store import IntakeStore
 from pipelines.sensors import ABANDONED_TAG
-from serve.snapshot import load_snapshot
+from release.snapshot import load_snapshot
 from tests.conftest import PROJECT_ROOT, run_cli
 from tests.support.harness import Server, copy_home, dagster_daemon, free_port, home_environment, running, serving
+from tests.support.intake_sheets import SLOT, TESTER, good_row, sheet, upload
 from warehouse.snapshots import current_version
 
-HEADER = "product,protocol,sample,reading,unit,tester,date,notes\n"
-SLOT = ("loop-larder-cafeti-re-800-ml", "brew-temperature-drop")  # pending in the demo; unit °C, 0-40
-TESTER = "Eleni Papadaki"
 MAX_BYTES = 64 * 1024
-
-
-def sheet(*rows: str) -> bytes:
-    return (HEADER + "".join(f"{row}\n" for row in rows)).encode()
-
-
-def good_row(sample: int = 1, reading: str = "11.5", unit: str = "°C", date: str = "2026-11-20") -> str:
-    return f"{SLOT[0]},{SLOT[1]},{sample},{reading},{unit},{TESTER},{date},"
 
 
 @pytest.fixture(scope="module")
@@ -63,14 +53,6 @@ def intake(intake_home: Path, tokens) -> Iterator[Server]:
 def intake_log(home: Path) -> Path:
     """Everything the module's intake server prints."""
     return home.parent / "intake.log"
-
-
-def upload(server: Server, content: bytes, token: str | None, name: str = "session.csv"):
-    body, content_type = multipart_body(name, content)
-    headers = {"Content-Type": content_type}
-    if token is not None:
-        headers["Authorization"] = f"Bearer {token}"
-    return server.send("POST", "/api/intake/bench-sheets", body, headers)
 
 
 def bearer(token: str) -> dict[str, str]:

@@ -10,9 +10,9 @@ import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
 from intake.store import IntakeStore
-from tests.api.test_intake import TESTER, good_row, sheet
 from tests.support.browser import CHROMIUM
 from tests.support.harness import Server, copy_home, serving
+from tests.support.intake_sheets import TESTER, good_row, sheet
 
 pytestmark = pytest.mark.skipif(
     CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium (needs root)"

@@ -23,11 +23,11 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from foundations.settings import PROJECT_ROOT
-from serve.release_files import publish_release
+from publish.release_files import publish_release
+from release.store import ReleaseStore
 from tests.conftest import run_cli
 from tests.support.harness import Server, copy_home, home_environment, serving
 from tests.support.release_store import publish_to, wait_until_serving
-from warehouse.release_store import ReleaseStore
 
 QUESTION = "Which insulated bottle keeps tea hot?"
 TOOLS = {"ask", "page", "products", "bench", "changes", "dataset"}

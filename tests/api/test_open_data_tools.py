@@ -12,7 +12,7 @@ from types import ModuleType
 import duckdb
 import pytest
 
-from serve.table_descriptions import UndescribedColumn, describe_table
+from public.table_descriptions import UndescribedColumn, describe_table
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Server, distributed_tables
 from warehouse.contract import DATA_DICTIONARY_TABLE

@@ -20,10 +20,10 @@ import pytest
 import zstandard
 
 from foundations.media_types import media_type_of
-from serve.release import PAGE_ENVELOPE, PAGE_PATHS, Release
-from serve.release_files import DATA_PACKAGE, DATASET, DOCUMENTS, publish_release
-from serve.routes_catalogue import FIXED_DOCUMENTS
-from serve.table_descriptions import croissant_format
+from public.table_descriptions import croissant_format
+from publish.release_files import DOCUMENTS, publish_release
+from release.folder import DATA_PACKAGE, DATASET, PAGE_ENVELOPE, PAGE_PATHS, Release
+from serve.api.routes_catalogue import FIXED_DOCUMENTS
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Server, copy_home, distributed_tables, home_layout, serving
 from warehouse.manifest import Manifest, read_manifest, verify

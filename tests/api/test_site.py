@@ -6,13 +6,12 @@ from __future__ import annotations
 import json
 from urllib.parse import urlsplit
 
-import html5lib
 import pytest
 
 from tests.api.conftest import BASE_URL
-from tests.support.harness import Reply, Server
+from tests.support.harness import Server
+from tests.support.site_pages import LD_TYPES, PAGE_TYPES, links, parsed
 
-PAGE_TYPES = ("guide", "comparison", "review", "product", "post")
 MONTHS = (
     "January",
     "February",
@@ -27,17 +26,6 @@ MONTHS = (
     "November",
     "December",
 )
-LD_TYPES = {"guide": "Article", "comparison": "Article", "post": "Article", "review": "Product", "product": "Product"}
-
-
-def parsed(reply: Reply):
-    """The page as an element tree; html5lib's strict mode raises on the first parse error."""
-    assert reply.status in (200, 400, 404) and reply.headers["content-type"] == "text/html; charset=utf-8"
-    return html5lib.HTMLParser(strict=True, namespaceHTMLElements=False).parse(reply.body)
-
-
-def links(document, rel: str) -> list[dict[str, str]]:
-    return [dict(link.attrib) for link in document.iter("link") if link.get("rel") == rel]
 
 
 def json_ld(document) -> list[dict]:

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from serve.routes_ask import FALLBACK_PATH
+from serve.api.routes_ask import FALLBACK_PATH
 from tests.api.conftest import BASE_URL
 from tests.support.browser import CHROMIUM
 from tests.support.harness import Server

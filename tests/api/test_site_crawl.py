@@ -20,10 +20,11 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from serve.routes_ask import FALLBACK_PATH
+from serve.api.routes_ask import FALLBACK_PATH
 from tests.api.conftest import BASE_URL
-from tests.api.test_crawlers import HREFLANGS, SITEMAP_NS, XHTML_NS, local
+from tests.api.test_crawlers import HREFLANGS, SITEMAP_NS, XHTML_NS
 from tests.support.harness import Server
+from tests.support.site_pages import local
 from warehouse.reference_data import SECTIONS
 
 SEEDS = ("/", "/robots.txt", "/sitemap.xml", "/llms.txt")  # where crawlers and answer engines start

@@ -27,9 +27,9 @@ from ask.encoder_models import ModelStore
 from ask.engine import MissingTables
 from foundations.problem_details import ProblemError
 from foundations.settings import load_settings
-from serve.release_files import publish_release
-from serve.routes_ask import prepare_ask
-from serve.snapshot import SnapshotHolder
+from publish.release_files import publish_release
+from release.snapshot import SnapshotHolder
+from serve.api.routes_ask import prepare_ask
 from tests.support.harness import Reply, Server, copy_home, serving
 from warehouse.manifest import MANIFEST_FILE, read_manifest, write_manifest
 from warehouse.snapshots import SNAPSHOT_FILE, SnapshotError, current_version, new_version, release_path, rollback

@@ -18,9 +18,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.load import peak_rss_growth
-from serve.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
-from serve.release_files import publish_release
-from serve.routes_bench import MAX_PAGE_ROWS, SEND_BYTES
+from public.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
+from publish.release_files import publish_release
+from serve.api.routes_bench import MAX_PAGE_ROWS, SEND_BYTES
 from tests.support.harness import Server, copy_home, inflate_bench, serving
 
 COPIES = 120

@@ -12,11 +12,10 @@ from urllib.parse import urlsplit
 import extruct
 import pytest
 
-from serve.routes_ask import FALLBACK_PATH
+from serve.api.routes_ask import FALLBACK_PATH
 from tests.api.conftest import BASE_URL
-from tests.api.test_crawlers import OG_LOCALES, PAGE_TYPES, all_changes, local
-from tests.api.test_site import LD_TYPES, links, parsed
 from tests.support.harness import Server
+from tests.support.site_pages import LD_TYPES, OG_LOCALES, PAGE_TYPES, all_changes, links, local, parsed
 
 LANGUAGES = ("en", "ar")  # left to right and right to left
 OG_TYPES = {"product": "product"}  # every other page with a record is an article; the hub and API guide, websites

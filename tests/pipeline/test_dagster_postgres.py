@@ -32,9 +32,9 @@ from dagster import AssetKey, DagsterEventType, DagsterInstance, DagsterRunStatu
 from intake.store import IntakeStore
 from pipelines.build import DAGSTER_POSTGRES_URL_VARIABLE
 from pipelines.build_lock import BuildHolder, one_build_at_a_time
-from tests.api.test_intake import TESTER, good_row, sheet, upload
 from tests.conftest import PROJECT_ROOT
 from tests.support.harness import dagster_daemon, home_environment, home_layout, serving
+from tests.support.intake_sheets import TESTER, good_row, sheet, upload
 
 PUBLISHED = AssetKey(["published", "snapshot"])
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}

@@ -21,11 +21,11 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from release.store import ReleaseStore
 from tests.support.harness import Server, free_port, home_environment, running
 from tests.support.hosts import Host, HostsUnavailable, private_hosts
 from tests.support.nginx import balancer
 from tests.support.seaweedfs import SeaweedFS
-from warehouse.release_store import ReleaseStore
 
 REPLICA_PORT = 8000  # each replica has its host's ports to itself
 
@@ -41,7 +41,7 @@ class Deployment:
 
     def publish(self) -> str:
         """A new release of the warehouse, uploaded and pointed at; its version."""
-        from serve.release_files import publish_release
+        from publish.release_files import publish_release
 
         return publish_release(self.local_releases, self.warehouse, before_switch=self.store.publish).version
 

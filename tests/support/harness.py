@@ -29,7 +29,7 @@ from pathlib import Path
 import duckdb
 
 from foundations.settings import PROJECT_ROOT, Settings, load_settings
-from serve.release_files import publish_release
+from publish.release_files import publish_release
 from warehouse.contract import CHECKED_TABLES, DATA_DICTIONARY_TABLE, MARTS_SCHEMA
 from warehouse.snapshots import published_tables
 

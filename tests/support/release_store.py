@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from serve.release_files import publish_release
+from publish.release_files import publish_release
+from release.store import ReleaseStore
 from tests.support.harness import Server, home_layout, serving
 from tests.support.seaweedfs import SeaweedFS
-from warehouse.release_store import ReleaseStore
 
 CONVERGE_SECONDS = 15  # the store is polled every 2 s; downloading and checking the demo takes < 1 s
 

@@ -8,8 +8,8 @@ import fcntl
 import json
 import os
 
-from serve.access_log import AccessLog
-from serve.batched_lines import ATOMIC_WRITE_BYTES, FLUSH_SECONDS
+from serve.operations.access_log import AccessLog
+from serve.operations.batched_lines import ATOMIC_WRITE_BYTES, FLUSH_SECONDS
 
 ROUTE = "/api/public/page.json"
 FIELDS = {

@@ -1,4 +1,4 @@
-"""The docs state the limits the code declares: each value is declared once (``serve/openapi.py``,
+"""The docs state the limits the code declares: each value is declared once (``public/openapi.py``,
 ``foundations/http_limits.py``), read by the validation and the OpenAPI document, and checked
 here against what the README and ``docs/api.md`` tell a reader."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from foundations.http_limits import MAX_HEAD_BYTES
 from foundations.settings import PROJECT_ROOT
-from serve.openapi import (
+from public.openapi import (
     ASK_DEFAULT_LIMIT,
     ASK_MAX_LIMIT,
     BENCH_DEFAULT_LIMIT,

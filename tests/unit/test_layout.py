@@ -1,7 +1,9 @@
 """The packages import one another only along the flow: foundations under everything, the
-inputs, the warehouse and its releases, the public API, the pipeline that drives them, the
-intake beside them, and the command line on top. An import against that order fails here,
-naming the module, rather than in a reviewer's reading."""
+inputs, the warehouse, the ask engine, the release as it is read, what the public sees of it,
+then on one side the publish that writes releases and on the other the server that reads them
+(neither imports the other), the pipeline that drives them, the intake beside them, and the
+command line on top. No module imports itself through others, TYPE_CHECKING imports included.
+An import against that order fails here, naming the module, rather than in a reviewer's reading."""
 
 from __future__ import annotations
 
@@ -16,10 +18,24 @@ MAY_IMPORT: dict[str, set[str]] = {
     "inputs": {"foundations"},
     "warehouse": {"foundations", "inputs"},
     "ask": {"foundations", "inputs", "warehouse"},
-    "serve": {"foundations", "warehouse", "ask"},
-    "intake": {"foundations", "inputs", "warehouse"},
-    "pipelines": {"foundations", "inputs", "warehouse", "ask", "serve", "intake"},
-    "reuse_data": {"foundations", "inputs", "warehouse", "ask", "serve", "intake", "pipelines"},
+    "release": {"foundations", "warehouse"},
+    "public": {"foundations", "warehouse", "release"},
+    "publish": {"foundations", "warehouse", "ask", "release", "public"},
+    "serve": {"foundations", "warehouse", "ask", "release", "public"},
+    "intake": {"foundations", "inputs", "warehouse", "release"},
+    "pipelines": {"foundations", "inputs", "warehouse", "ask", "release", "public", "publish", "intake"},
+    "reuse_data": {
+        "foundations",
+        "inputs",
+        "warehouse",
+        "ask",
+        "release",
+        "public",
+        "publish",
+        "serve",
+        "intake",
+        "pipelines",
+    },
 }
 OURS = {*MAY_IMPORT, "tests", "benchmarks"}
 
@@ -63,3 +79,56 @@ def test_production_code_reads_nothing_under_tests_or_benchmarks():
 def test_the_layering_covers_every_package():
     packages = {path.parent.name for path in PROJECT_ROOT.glob("*/__init__.py")} - {"tests", "benchmarks"}
     assert packages == set(MAY_IMPORT)
+
+
+def module_name(source: Path) -> str:
+    parts = source.relative_to(PROJECT_ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def modules_imported(source: Path, modules: set[str]) -> set[str]:
+    """The modules of ours a module imports anywhere in it (``TYPE_CHECKING`` blocks and function
+    bodies too): ``from a.b import c`` is ``a.b.c`` when that is a module, else ``a.b``."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.update(
+                f"{node.module}.{alias.name}" if f"{node.module}.{alias.name}" in modules else node.module
+                for alias in node.names
+            )
+    return found & modules
+
+
+def import_cycle(graph: dict[str, set[str]]) -> list[str] | None:
+    """One cycle of ``graph`` (as the modules along it, the first again at the end), or None."""
+    done: set[str] = set()
+    for start in sorted(graph):
+        if start in done:
+            continue
+        path, on_path = [start], {start}
+        stack = [iter(sorted(graph[start]))]
+        while stack:
+            following = next(stack[-1], None)
+            if following is None:
+                finished = path.pop()
+                done.add(finished)
+                on_path.discard(finished)
+                stack.pop()
+            elif following in on_path:
+                return [*path[path.index(following) :], following]
+            elif following not in done:
+                path.append(following)
+                on_path.add(following)
+                stack.append(iter(sorted(graph[following])))
+    return None
+
+
+def test_no_module_imports_itself_through_others():
+    sources = {
+        module_name(source): source for package in MAY_IMPORT for source in (PROJECT_ROOT / package).rglob("*.py")
+    }
+    graph = {name: modules_imported(source, set(sources)) - {name} for name, source in sources.items()}
+    cycle = import_cycle(graph)
+    assert cycle is None, "an import cycle: " + " -> ".join(cycle or [])

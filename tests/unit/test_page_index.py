@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from serve import release
-from serve.release import PackedRecord, PageIndex
+from release import folder as release
+from release.folder import PackedRecord, PageIndex
 
 
 def test_every_written_path_is_found_and_no_other(tmp_path: Path):

@@ -14,7 +14,7 @@ import duckdb
 import pytest
 
 from foundations.settings import SettingsError, load_settings
-from serve.question_log import QuestionLog, answered, record_question
+from serve.operations.question_log import QuestionLog, answered, record_question
 from warehouse.asked_questions import (
     RECORD_FIELDS,
     drop_expired,

@@ -9,8 +9,8 @@ from typing import Any
 import orjson
 import pytest
 
-from serve.record_schemas import Record, record_schema
-from serve.table_descriptions import UndescribedColumn
+from public.record_schemas import Record, record_schema
+from public.table_descriptions import UndescribedColumn
 
 LANGUAGES = ("en", "zh")
 

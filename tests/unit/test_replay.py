@@ -14,9 +14,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute
 
-from serve.http.replay import Varies, replayed, varies_on
+from release.snapshot import Snapshot, SnapshotHolder
+from serve.http.replay import REPLAYED, RESPONSES_KEPT, Varies, replayed, varies_on
 from serve.http.responses import cached
-from serve.snapshot import Snapshot, SnapshotHolder
 
 ANSWERED: list[str] = []  # the language of each answer ``greeting`` made
 
@@ -98,7 +98,7 @@ def test_a_properly_keyed_route_replays_each_language_its_own_answer():
     assert get(app, "/greeting", {"accept-language": "en"}) == english and answered == ["el", "en"]
     status, headers, body = get(app, "/greeting", {"accept-language": "el", "if-none-match": first[1]["etag"]})
     assert (status, body, headers["etag"]) == (304, b"", first[1]["etag"]) and answered == ["el", "en"]
-    assert len(app.state.snapshots.current.memo.responses) == 2
+    assert len(app.state.snapshots.current.caches.memo(REPLAYED, RESPONSES_KEPT)) == 2
 
 
 def test_an_answer_whose_vary_header_names_an_unkeyed_header_is_sent_but_not_kept(caplog):
@@ -111,7 +111,7 @@ def test_an_answer_whose_vary_header_names_an_unkeyed_header_is_sent_but_not_kep
     with caplog.at_level(logging.ERROR, logger="serve.http.replay"):
         assert get(app, "/greeting", {"accept-language": "el"})[2] == b'{"hello": "kosme"}'
         assert get(app, "/greeting", {"accept-language": "en"})[2] == b'{"hello": "world"}'  # not el's, replayed
-    assert ANSWERED == ["el", "en"] and len(app.state.snapshots.current.memo.responses) == 0
+    assert ANSWERED == ["el", "en"] and len(app.state.snapshots.current.caches.memo(REPLAYED, RESPONSES_KEPT)) == 0
     assert (
         "/greeting keys its answers on the path and the content coding (Accept-Encoding), but its answer says "
         "Vary: Accept-Encoding, Accept-Language" in caplog.text

@@ -1,6 +1,6 @@
 """A bench page holds about PAGE_BYTES and leaves in pieces small enough for slow clients, cut after whole lines."""
 
-from serve.routes_bench import MAX_PAGE_ROWS, MIN_PAGE_ROWS, PAGE_BYTES, SEND_BYTES, next_page_rows, send_pieces
+from serve.api.routes_bench import MAX_PAGE_ROWS, MIN_PAGE_ROWS, PAGE_BYTES, SEND_BYTES, next_page_rows, send_pieces
 
 
 def test_pieces_join_back_to_the_page_and_end_on_lines():

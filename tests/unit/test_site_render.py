@@ -1,6 +1,6 @@
-"""Rendering pieces of the HTML pages (serve/site.py) that no demo record exercises."""
+"""Rendering pieces of the HTML pages (serve/html/site.py) that no demo record exercises."""
 
-from serve.site import LABELS, long_date, render_markdown, script_json, translated, without_bench_section
+from serve.html.site import LABELS, long_date, render_markdown, script_json, translated, without_bench_section
 
 
 def test_markdown_escapes_raw_html_and_refuses_unsafe_links():

@@ -1,9 +1,11 @@
-"""A snapshot remembers what was worked out from it, within a bound."""
+"""A release's caches remember what was worked out from it, within a bound, each feature its own."""
 
 import datetime as dt
 from pathlib import Path
 
-from serve.snapshot import MEMO_BYTES, PAGES_KEPT, RESPONSES_KEPT, BoundedMemo, Snapshot
+from foundations.release_caches import MEMO_BYTES, BoundedMemo
+from release.snapshot import Snapshot
+from serve.html.site import PAGES, PAGES_KEPT
 
 
 def test_a_value_is_built_once_and_the_oldest_goes_past_the_bound():
@@ -29,12 +31,13 @@ def test_bodies_are_kept_within_a_byte_bound_the_oldest_going_first():
     assert list(memo.values) == ["e"] and big == b"y" * 5000  # one body is always kept
 
 
-def test_each_snapshot_has_its_own_named_tables():
+def test_each_snapshot_keeps_each_features_memo_apart():
     def snapshot() -> Snapshot:
         return Snapshot("v1", Path("v1"), dt.datetime.now(dt.UTC), "http://127.0.0.1:8000", {}, connection=None)
 
     first, second = snapshot(), snapshot()
-    first.memo.pages.get_or_build(("/guides/x", "en"), lambda: b"<html>")
-    assert second.memo.pages.get(("/guides/x", "en")) is None
-    assert (first.memo.pages.kept, first.memo.responses.kept) == (PAGES_KEPT, RESPONSES_KEPT)
-    assert first.memo.pages.max_bytes == MEMO_BYTES
+    first.caches.memo(PAGES, PAGES_KEPT).get_or_build(("/guides/x", "en"), lambda: b"<html>")
+    assert second.caches.memo(PAGES, PAGES_KEPT).get(("/guides/x", "en")) is None
+    assert first.caches.memo("another feature", 3).get(("/guides/x", "en")) is None
+    pages = first.caches.memo(PAGES, PAGES_KEPT)
+    assert (pages.kept, pages.max_bytes) == (PAGES_KEPT, MEMO_BYTES)

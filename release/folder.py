@@ -38,7 +38,26 @@ PAGE_PACK_GZIP = "records/page.json.pack.gz"  # each of them gzipped alone, end 
 PAGE_INDEX = "records/page.json.index.npy"  # where each is in the two packs, and its sha256
 PAGE_PATHS = "records/page.json.paths.txt"  # whose: the page paths, one per line, in the index's order
 RELEASES_PREFIX = "/releases/"
+# The fixed documents of a release, each served at its own address from the file at the same path
+# (besides the collections, ``public.documents.COLLECTIONS``).
+CAPABILITIES = "api/public/capabilities.json"
+PRESS_KIT = "api/public/press-kit.json"
+OPENAPI = "api/public/openapi.json"
+CLAIMS = "api/public/claims.jsonl"
+FULL_TEXT = "llms-full.txt"
+DATASET = "api/public/dataset.json"  # written last: it lists the others' sizes and sha256
+DATA_PACKAGE = "api/public/datapackage.json"
+SINGLE_DOCUMENTS = (CAPABILITIES, PRESS_KIT, OPENAPI, CLAIMS, FULL_TEXT)
+# What crawlers read first, outside the API's contract.
+ROBOTS = "robots.txt"
+LLMS = "llms.txt"
+SITEMAP_INDEX = "sitemap.xml"
+SITEMAPS_DIR = "sitemaps"
 # A gzip member's header as this project writes them: no name, no time, unknown system.
+# Gzip for bodies fixed for a release, written at publish or made once by the server: below this
+# size compressing saves next to nothing; level 9 saves about 1 % more and takes twice as long.
+GZIP_MINIMUM_BYTES = 1024
+GZIP_LEVEL = 6
 GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
 GZIP_TRAILER_BYTES = 8  # the CRC-32 and the size of what was compressed
 
@@ -215,8 +234,10 @@ class Release:
     manifest: Manifest
     pages: PageIndex
     envelope: PageEnvelope
-    prepared: dict[tuple[str, bool], Any] = field(default_factory=dict)  # serve.release_responses, by (path, immutable)
-    page_records: Any = None  # serve.release_responses: the page records asked for last, kept found
+    prepared: dict[tuple[str, bool], Any] = field(
+        default_factory=dict
+    )  # serve.api.release_responses, by (path, immutable)
+    page_records: Any = None  # serve.api.release_responses: the page records asked for last, kept found
     _descriptors: dict[str, int] = field(default_factory=dict)
 
     @classmethod

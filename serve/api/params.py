@@ -8,7 +8,7 @@ import re
 from starlette.requests import Request
 
 from foundations.problem_details import ProblemError
-from serve.openapi import BLANK_CHARACTERS, MAX_FILTER_LENGTH
+from public.openapi import BLANK_CHARACTERS, MAX_FILTER_LENGTH
 
 # Longer than any limit can be: digits beyond this are clamped without being converted.
 _LIMIT_DIGITS = 9

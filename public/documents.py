@@ -1,7 +1,7 @@
 """The JSON documents of the API, built from a snapshot.
 
 Documents that do not depend on the request are built once, at publish, into the release's
-files (``serve.release_files``); the server sends those. Field names are snake_case, URLs
+files (``publish.release_files``); the server sends those. Field names are snake_case, URLs
 absolute, times ISO 8601 UTC with milliseconds; every document carries the envelope (source,
 license, usage, generated_at, dataset_version).
 """
@@ -18,10 +18,10 @@ from typing import Any, BinaryIO
 import orjson
 
 from foundations.media_types import essence, media_type_of
-from serve import table_descriptions
-from serve.openapi import CC_BY_URL, CHANGE_FIELDS, OPERATIONS, PERSON_FIELDS
-from serve.snapshot import Snapshot
-from serve.table_descriptions import DescribedTable
+from public import table_descriptions
+from public.openapi import CC_BY_URL, CHANGE_FIELDS, OPERATIONS, PERSON_FIELDS
+from public.table_descriptions import DescribedTable
+from release.snapshot import Snapshot
 
 
 def iso_ms(moment: dt.datetime) -> str:

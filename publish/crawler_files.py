@@ -22,19 +22,16 @@ from pathlib import Path
 from typing import Any, BinaryIO
 from xml.sax.saxutils import escape, quoteattr
 
-from serve import documents
-from serve.openapi import OPERATIONS
-from serve.release import DOWNLOADS_DIR
-from serve.site import DEFAULT_LANGUAGE, language_url, translated
-from serve.snapshot import Snapshot
+from public import documents
+from public.languages import language_url, translated
+from public.openapi import OPERATIONS
+from release.folder import DOWNLOADS_DIR, SITEMAP_INDEX, SITEMAPS_DIR
+from release.snapshot import Snapshot
+from warehouse.reference_data import DEFAULT_LANGUAGE
 
 # The sitemap protocol's limits, per sitemap file.
 SITEMAP_MAX_URLS = 50_000
 SITEMAP_MAX_BYTES = 50 * 1024 * 1024  # uncompressed
-SITEMAP_INDEX = "sitemap.xml"
-SITEMAPS_DIR = "sitemaps"
-ROBOTS = "robots.txt"
-LLMS = "llms.txt"
 
 XML_HEAD = b'<?xml version="1.0" encoding="UTF-8"?>\n'
 URLSET_OPEN = (
@@ -74,7 +71,7 @@ SITEMAP_PAGES_SQL = """
 
 def url_entry(page: dict[str, Any], languages: list[dict[str, Any]]) -> bytes:
     """One ``<url>`` of a sitemap: the page's address, its lastmod when logged, and its language
-    alternates at the addresses the site serves them (``serve.site.language_url``)."""
+    alternates at the addresses the site serves them (``public.languages.language_url``)."""
     url = page["canonical_url"]
     parts = [f"<url><loc>{escape(url)}</loc>"]
     if page["changed_at"] is not None:

@@ -4,7 +4,7 @@
   restarts a server that stops answering it.
 - ``/readyz`` (readiness): 200 once a verified release is loaded, with its version; 503
   (problem+json, saying why) before that, so no traffic reaches a server with nothing to serve.
-- ``/metrics``: Prometheus's text format (``serve.metrics``).
+- ``/metrics``: Prometheus's text format (``serve.operations.metrics``).
 
 None of them is cached, and none is part of the public API's OpenAPI document: a deployment
 keeps them off its public address (``docs/deploy.md``).

@@ -42,8 +42,8 @@ from starlette.responses import Response
 from foundations.durable_files import replace_durably
 
 if TYPE_CHECKING:
-    from serve.replica import ReleaseFollower
-    from serve.snapshot import SnapshotHolder
+    from release.replica import ReleaseFollower
+    from release.snapshot import SnapshotHolder
 
 SHARE_SECONDS = 1.0
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"

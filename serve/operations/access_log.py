@@ -1,6 +1,6 @@
 """One JSON line per request on standard output: what an operator's log pipeline reads.
 
-The lines are gathered and written in batches (``serve.batched_lines``). Paths and agents are
+The lines are gathered and written in batches (``serve.operations.batched_lines``). Paths and agents are
 cut short so that any line fits one write.
 ``REUSE_DATA_ACCESS_LOG=off`` (or `reuse-data serve --access-log off`) turns it off.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 import orjson
 from starlette.types import Scope
 
-from serve.batched_lines import ATOMIC_WRITE_BYTES, BatchedLines
+from serve.operations.batched_lines import ATOMIC_WRITE_BYTES, BatchedLines
 
 FIELD_LIMIT = 512  # characters kept of the path, the query, the forwarded chain and the user agent
 SHORT_FIELD_LIMIT = 64  # the same, for the rare line still longer than one atomic write

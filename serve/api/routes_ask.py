@@ -19,14 +19,19 @@ from ask.engine import AskEngine
 from ask.language import LANGUAGES, negotiate
 from foundations.problem_details import ProblemError
 from foundations.settings import Settings
-from serve import params
-from serve.documents import USAGE, encode, envelope, record
+from public.documents import USAGE, encode, envelope, record
+from public.languages import language_url
+from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, ASK_PATH, LANGUAGE_FIELDS, MAX_Q_LENGTH
+from release.snapshot import Snapshot
+from serve.api import params
 from serve.http.responses import cached
-from serve.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, LANGUAGE_FIELDS, MAX_Q_LENGTH
-from serve.question_log import QuestionLog, record_question
-from serve.snapshot import AskKey, Snapshot
+from serve.operations.question_log import QuestionLog, record_question
 
 FALLBACK_PATH = "/guides/start-here"
+ASK_ENGINE = f"{__name__}.engine"  # the engine each snapshot is served with, built when it loads
+ASK_ANSWERS = f"{__name__}.answers"  # ask.json's body but its envelope, by (question, limit, lang, Accept-Language)
+ASK_ANSWERS_KEPT = 1024  # distinct questions kept answered
+AskKey = tuple[str, int, str | None, str | None]  # question, limit, lang, Accept-Language
 FALLBACK_NOTE = {
     "en": "Nothing matched closely. Start from our guide hub, which links every buying guide.",
     "zh": "没有找到足够接近的答案。请从我们的指南总页开始，那里链接了所有选购指南。",
@@ -42,7 +47,7 @@ def prepare_ask(snapshot: Snapshot, models: ModelStore) -> None:
     index of its entries, the entry vectors the pipeline stored in it, the encoder that made them
     (made from the snapshot's delta into ``models`` once) and the decision fitted with it. A
     snapshot whose engine this server cannot build fails to load, and the one being served stays."""
-    snapshot.memo.ask_engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models)
+    snapshot.caches.keep(ASK_ENGINE, AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models))
 
 
 def choose_language(lang: str | None, accept_language: str | None, question: str) -> str:
@@ -105,7 +110,8 @@ async def answer_asked(
     raised as a 503 problem (and not recorded: it was not answered, and will be asked again)."""
     # Answer engines and crawlers ask the same questions over and over: each answer (and the
     # choice of its language) is worked out once per snapshot.
-    answer = snapshot.memo.ask_answers.get(asked)
+    answers = snapshot.caches.memo(ASK_ANSWERS, ASK_ANSWERS_KEPT)
+    answer = answers.get(asked)
     if answer is None:
         question, limit, lang, accept_language = asked
         language = choose_language(lang, accept_language, question)
@@ -118,14 +124,14 @@ async def answer_asked(
             refused(busy.reason)
             retry = {"Retry-After": str(busy.retry_after)}
             raise ProblemError(503, str(busy), slug="ask-busy", headers=retry) from None
-        answer = snapshot.memo.ask_answers.get_or_build(asked, lambda: found)
+        answer = answers.get_or_build(asked, lambda: found)
     record_question(desk.log, answer, snapshot.version)
     return answer
 
 
 def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lang: str) -> dict:
     """The body of ask.json but its envelope: the language, the answer, what to cite, the results."""
-    engine = snapshot.memo.ask_engine
+    engine: AskEngine | None = snapshot.caches.kept(ASK_ENGINE)
     if engine is None:
         raise RuntimeError(f"snapshot {snapshot.version} was served without its ask engine (prepare_ask)")
     matches = engine.search(question, limit)
@@ -143,7 +149,7 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
             result["evidence"] = row["evidence"][lang]
             result["product"] = {"name": row["product_name"], "brand": row["brand"], "url": row["product_url"]}
         results.append(result)
-    fallback_url = f"{base_url}{FALLBACK_PATH}" + ("" if lang == "en" else f"?lang={lang}")
+    fallback_url = language_url(f"{base_url}{FALLBACK_PATH}", lang)
     return {
         "language": lang,
         "supported_languages": [record(row, keep=LANGUAGE_FIELDS) for row in snapshot.tables["languages"]],
@@ -155,5 +161,5 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
     }
 
 
-ROUTE = "/api/public/ask.json"
+ROUTE = ASK_PATH
 routes = [Route(ROUTE, ask)]

@@ -11,21 +11,23 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from foundations.problem_details import ProblemError
-from serve import params
-from serve.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
+from public.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
+from public.openapi import MAX_PATH_LENGTH
+from release.folder import PackedRecord, Release
+from release.snapshot import Snapshot
+from serve.api import params
+from serve.api.release_responses import page_record, send_page
 from serve.http.compression import gzip_accepted
 from serve.http.replay import Varies, replayed, varies_on
 from serve.http.responses import cached
 from serve.http.scope import request_headers
-from serve.openapi import MAX_PATH_LENGTH
-from serve.release import PackedRecord, Release
-from serve.release_responses import page_record, send_page
-from serve.snapshot import Snapshot
 
 ASKED = frozenset((b"if-none-match", b"accept-encoding"))  # what page.json reads of a request's headers
 # Query strings of page.json kept parsed: crawlers ask for the same pages again. Only those that
 # a path (percent-encoded) can fill are kept, so that the kept ones hold at most a few MB.
 PAGE_QUERIES_KEPT = 1024
+CHANGE_DOCUMENTS = f"{__name__}.changes"  # changes.json documents by `since`
+CHANGE_DOCUMENTS_KEPT = 64  # distinct `since` values whose documents are kept
 KEPT_QUERY_BYTES = 4 * MAX_PATH_LENGTH
 
 
@@ -57,7 +59,7 @@ def found_page(release: Release, path: str) -> PackedRecord:
 
 class Page:
     """page.json: one page's record, read from the release's pack and sent with the headers the
-    release prepared (``serve.release_responses.send_page``), from the ASGI scope."""
+    release prepared (``serve.api.release_responses.send_page``), from the ASGI scope."""
 
     __name__ = "page"
 
@@ -88,7 +90,8 @@ async def changes(request: Request) -> Response:
 def change_body(snapshot: Snapshot, since: dt.datetime | None, raw_since: str | None) -> bytes:
     """changes.json for ``since`` (as asked: ``raw_since``), of changes.json and of the assistants' tool."""
     # Crawlers poll with the same few `since` values: each document is built once per snapshot.
-    return snapshot.memo.change_documents.get_or_build(raw_since, lambda: change_document(snapshot, since, raw_since))
+    change_documents = snapshot.caches.memo(CHANGE_DOCUMENTS, CHANGE_DOCUMENTS_KEPT)
+    return change_documents.get_or_build(raw_since, lambda: change_document(snapshot, since, raw_since))
 
 
 def change_document(snapshot: Snapshot, since: dt.datetime | None, raw_since: str | None) -> bytes:

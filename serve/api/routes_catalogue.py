@@ -7,16 +7,26 @@ from __future__ import annotations
 from starlette.routing import Route
 from starlette.types import Scope
 
-from serve.crawler_files import SITEMAP_INDEX, SITEMAPS_DIR
-from serve.release import DOWNLOADS_DIR, RELEASES_PREFIX, Release
-from serve.release_files import CRAWLER_DOCUMENTS, DATA_PACKAGE, DATASET, DOCUMENTS
-from serve.release_responses import ReleaseFiles
+from public.documents import COLLECTIONS
+from release.folder import (
+    DATA_PACKAGE,
+    DATASET,
+    DOWNLOADS_DIR,
+    LLMS,
+    RELEASES_PREFIX,
+    ROBOTS,
+    SINGLE_DOCUMENTS,
+    SITEMAP_INDEX,
+    SITEMAPS_DIR,
+    Release,
+)
+from serve.api.release_responses import ReleaseFiles
 
 # The documents served at their own address, from the current release's file of the same path:
 # every document publish writes.
-FIXED_DOCUMENTS = tuple(f"/{path}" for path in (*DOCUMENTS, DATASET, DATA_PACKAGE))
+FIXED_DOCUMENTS = (*COLLECTIONS, *(f"/{path}" for path in (*SINGLE_DOCUMENTS, DATASET, DATA_PACKAGE)))
 # The same, for crawlers and answer engines rather than the API's clients (outside its contract).
-CRAWLER_FILES = tuple(f"/{path}" for path in (*CRAWLER_DOCUMENTS, SITEMAP_INDEX))
+CRAWLER_FILES = tuple(f"/{path}" for path in (ROBOTS, LLMS, SITEMAP_INDEX))
 
 
 def current_file(scope: Scope) -> tuple[Release, str, bool]:

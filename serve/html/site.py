@@ -2,7 +2,7 @@
 
 A page is rendered from the snapshot's page record (title, quotable answer, body in Markdown,
 FAQ, sources, bench table, attribution) with a byline (who tested its products, else who wrote
-it, and the date written out in the page's language), bench charts (``serve.charts``: for a
+it, and the date written out in the page's language), bench charts (``serve.html.charts``: for a
 product page, each reading among its category's; for comparisons and guides, their products'
 readings side by side; read in one query per page), its canonical link, ``hreflang`` alternates for
 the six languages and schema.org JSON-LD. ``?lang=<code>`` renders the translated parts in
@@ -28,12 +28,15 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from foundations.media_types import HTML, with_charset
-from serve import charts, documents
+from foundations.release_caches import BoundedMemo
+from public import documents
+from public.languages import language_url, translated
+from public.openapi import ASK_PATH, CHANGE_FIELDS
+from release.snapshot import Snapshot
+from serve.api.routes_ask import FALLBACK_PATH
+from serve.html import charts
 from serve.http.responses import cached
-from serve.openapi import CHANGE_FIELDS
-from serve.routes_ask import FALLBACK_PATH
-from serve.snapshot import Snapshot
-from warehouse.reference_data import SECTIONS
+from warehouse.reference_data import DEFAULT_LANGUAGE, LANGUAGES, SECTIONS
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
 LATEST_CHANGES_SQL = (  # the newest changes, listed on the hub
@@ -44,6 +47,9 @@ TESTERS_SQL = (  # who took the accepted readings of a page's products, first te
     " AND tester IS NOT NULL GROUP BY tester ORDER BY min(tested_on), tester"
 )
 CHARTED_PAGES = ("product", "comparison", "guide")  # the page types drawn with bench charts
+PAGES = f"{__name__}.pages"  # rendered HTML by (path, lang)
+PAGES_KEPT = 20_000  # rendered pages kept per release (one per page and language asked for)
+PROTOCOL_NAMINGS = f"{__name__}.protocols"  # the protocols named in each language a page is rendered in
 BENCH_HEADING = "## Bench results"  # the body's Markdown copy of the bench table, which the page shows as a table
 TEMPLATES = Environment(
     loader=FileSystemLoader(TEMPLATES_DIR),
@@ -54,7 +60,6 @@ TEMPLATES = Environment(
 MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table")
 # The page's own words in each language (the data's translated parts come from the snapshot).
 LABELS: dict[str, dict[str, Any]] = json.loads((TEMPLATES_DIR / "labels.json").read_text(encoding="utf-8"))
-DEFAULT_LANGUAGE = "en"
 # Open Graph names a locale as language_TERRITORY; each language's usual one (others: the hreflang's).
 OG_LOCALES = {"en": "en_US", "zh": "zh_CN", "el": "el_GR", "vi": "vi_VN", "ar": "ar_AR", "pa": "pa_IN"}
 OG_TYPES = {"product": "product", "review": "article", "guide": "article", "comparison": "article", "post": "article"}
@@ -114,17 +119,6 @@ def byline(snapshot: Snapshot, page: dict[str, Any], labels: dict[str, Any]) -> 
         {"datetime": page["updated_at"], "text": long_date(page["updated_at"], labels)} if page["updated_at"] else None
     )
     return {"who": who, "when": when} if who or when else None
-
-
-def translated(value: Any, lang: str) -> str:
-    """The ``lang`` text of a translated field ({code: text}), else its English; a plain string as it is."""
-    if isinstance(value, dict):
-        return value.get(lang) or value.get(DEFAULT_LANGUAGE) or ""
-    return value or ""
-
-
-def language_url(url: str, lang: str) -> str:
-    return url if lang == DEFAULT_LANGUAGE else f"{url}?lang={lang}"
 
 
 def json_ld(page: dict[str, Any], snapshot: Snapshot, lang: str) -> list[dict[str, Any]]:
@@ -216,7 +210,7 @@ def language_row(snapshot: Snapshot, code: str) -> dict[str, Any] | None:
 
 def page_protocols(snapshot: Snapshot, lang: str) -> dict[str, charts.Protocol]:
     """Every protocol by slug, named in ``lang`` (worked out once per snapshot and language)."""
-    return snapshot.memo.protocols.get_or_build(
+    return snapshot.caches.memo(PROTOCOL_NAMINGS, len(LANGUAGES)).get_or_build(
         lang,
         lambda: {
             row["protocol_slug"]: charts.Protocol(
@@ -327,7 +321,7 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
 def hub_context(snapshot: Snapshot, lang: str) -> dict[str, Any]:
     """What the fallback hub lists besides its own record: categories, buying scenarios, latest changes."""
     return {
-        "ask_url": "/api/public/ask.json",
+        "ask_url": ASK_PATH,
         "categories": [
             {
                 "name": translated(row["category_name"], lang),
@@ -402,9 +396,14 @@ def render_api_guide(snapshot: Snapshot) -> bytes:
     )
 
 
+def rendered_pages(snapshot: Snapshot) -> BoundedMemo[tuple[str, str], bytes]:
+    """The snapshot's pages rendered so far, by (path, lang)."""
+    return snapshot.caches.memo(PAGES, PAGES_KEPT)
+
+
 async def api_guide(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
-    body = snapshot.memo.pages.get_or_build(("/", DEFAULT_LANGUAGE), lambda: render_api_guide(snapshot))
+    body = rendered_pages(snapshot).get_or_build(("/", DEFAULT_LANGUAGE), lambda: render_api_guide(snapshot))
     return cached(request, snapshot, body, media_type=with_charset(HTML), key="html:/")
 
 
@@ -440,7 +439,7 @@ async def site_page(request: Request, section: str) -> Response:
         status = 404 if lang is not None else 400
         body = render_refusal(snapshot, lang)
         return Response(body, status, media_type=with_charset(HTML), headers={"Cache-Control": "no-store"})
-    body = snapshot.memo.pages.get_or_build((path, lang), lambda: render_page(snapshot, path, lang))
+    body = rendered_pages(snapshot).get_or_build((path, lang), lambda: render_page(snapshot, path, lang))
     return cached(request, snapshot, body, media_type=with_charset(HTML), key=f"html:{lang}:{path}")
 
 

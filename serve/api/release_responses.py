@@ -30,6 +30,7 @@ from starlette.types import Receive, Scope, Send
 
 from foundations.media_types import JSON, media_type_of, with_charset
 from foundations.problem_details import ProblemError
+from release.folder import ENCODINGS, PackedRecord, Release
 from serve.http.compression import negotiate
 from serve.http.conditional import (
     CACHE_CONTROL,
@@ -39,7 +40,6 @@ from serve.http.conditional import (
     send_not_modified,
 )
 from serve.http.scope import request_headers
-from serve.release import ENCODINGS, PackedRecord, Release
 from warehouse.manifest import ReleaseFile
 
 IMMUTABLE = "public, max-age=31536000, immutable"

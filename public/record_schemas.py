@@ -18,8 +18,8 @@ import duckdb
 import orjson
 from duckdb.sqltypes import DuckDBPyType
 
-from serve.json_schema import Schema, nullable, obj, string
-from serve.table_descriptions import UndescribedColumn
+from public.json_schema import Schema, nullable, obj, string
+from public.table_descriptions import UndescribedColumn
 
 DictionaryRow = dict[str, Any]  # one row of the data dictionary (warehouse.contract.DATA_DICTIONARY_TABLE)
 

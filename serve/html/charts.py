@@ -16,7 +16,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from serve.snapshot import Snapshot
+from release.snapshot import Snapshot
 
 # Every bench slot a page's charts draw, in one query: the category's (product pages) or the
 # covered products' (comparisons, guides).

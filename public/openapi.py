@@ -3,7 +3,7 @@
 ``OPERATIONS`` is the one list of what the API serves: the document, the capability index
 (``capabilities.json``) and the tests that check the routes against the document all read it.
 The records (``RECORDS``: a product, a bench measurement, a page…) are rows of published tables;
-their schemas are generated per release from its data dictionary (``serve.record_schemas``), so
+their schemas are generated per release from its data dictionary (``public.record_schemas``), so
 that a column is described once, in dbt. Record schemas are closed (``additionalProperties:
 false``), so a field the implementation adds without describing it fails the contract tests.
 """
@@ -14,16 +14,16 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from foundations.media_types import CSV, JSON, NDJSON, PROBLEM_JSON, TEXT
-from serve.json_schema import Schema, array, boolean, integer, nullable, number, obj, ref, string, timestamp, url
-from serve.record_schemas import TRANSLATED, DictionaryRow, Record, record_schema, translated_schema
-from serve.table_descriptions import CROISSANT_1_0
+from public.json_schema import Schema, array, boolean, integer, nullable, number, obj, ref, string, timestamp, url
+from public.record_schemas import TRANSLATED, DictionaryRow, Record, record_schema, translated_schema
+from public.table_descriptions import CROISSANT_1_0
 from warehouse.reference_data import LANGUAGES, SECTIONS
 
 CC_BY_URL = "https://creativecommons.org/licenses/by/4.0/"
 ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT = 5, 20
 BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT = 5000, 20000
 MAX_Q_LENGTH, MAX_PATH_LENGTH, MAX_FILTER_LENGTH = 1000, 512, 200
-# What serve/params.py refuses, said as patterns: no NUL anywhere; a required text has
+# What serve/api/params.py refuses, said as patterns: no NUL anywhere; a required text has
 # something besides white space. White space is spelled out as JSON Schema's patterns
 # (ECMA-262 \s) know it, so that Python's re, whose \s also takes \x1c-\x1f, applies the same rule.
 BLANK_CHARACTERS = "\\t\\n\\u000b\\f\\r \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff"
@@ -102,7 +102,7 @@ SCHEMAS: dict[str, Schema] = {
 
 # The records the API serves, each a row of a published table less its private columns (or the
 # fields named here): their schemas are written from the release's data dictionary
-# (serve.record_schemas), with their types, descriptions and values as dbt's schema.yml declares them.
+# (public.record_schemas), with their types, descriptions and values as dbt's schema.yml declares them.
 BENCH_COLUMNS: tuple[str, ...] = (  # the fields of a bench.jsonl line and the columns of bench.csv, in order
     "measurement_id",
     "product_slug",
@@ -387,9 +387,10 @@ class Operation:
     download: str = ""  # what the body holds, when it is a data export listed in dataset.json
 
 
+ASK_PATH = "/api/public/ask.json"
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
-        "/api/public/ask.json",
+        ASK_PATH,
         "ask",
         "Best sourced answer to a question, with a URL to cite",
         "What is the best sourced answer to my question, and which URL do I cite? (the first call to make)",

@@ -29,10 +29,10 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from foundations.media_types import CSV, NDJSON, with_charset
-from serve import params
+from public.openapi import BENCH_COLUMNS, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
+from release.snapshot import Snapshot
+from serve.api import params
 from serve.http.responses import streamed
-from serve.openapi import BENCH_COLUMNS, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
-from serve.snapshot import Snapshot
 
 # The first page is small, so the first byte leaves early. Later pages are sized in bytes of
 # output: each page is a query of its own (1 to 2 ms of fixed cost, whatever its rows), so

@@ -5,7 +5,7 @@ an agent asking). A record holds the time, the question, the language of the ans
 an entry answered it (``answered``), the entry cited first and its confidence, and the
 release (``warehouse.asked_questions.RECORD_FIELDS``); never an address, an agent or anything
 else from the request. The records are gathered in memory and appended in batches
-(``serve.batched_lines``) to a file per day and process under ``<home>/questions/``, so the
+(``serve.operations.batched_lines``) to a file per day and process under ``<home>/questions/``, so the
 request pays for a dictionary and a JSON encoding, not a write. ``REUSE_DATA_QUESTION_LOG=off``
 turns it off. ``record_question`` is the one way in: ask.json calls it, and so can any other
 place that answers a question.
@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from serve.batched_lines import ATOMIC_WRITE_BYTES, BatchedLines
+from serve.operations.batched_lines import ATOMIC_WRITE_BYTES, BatchedLines
 from warehouse.asked_questions import record_file_name
 
 

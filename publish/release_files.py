@@ -5,15 +5,15 @@
 - Whole-table distributions under ``api/public/downloads/``: Parquet for every public table
   (column types kept, the per-sample readings among them), the bench measurements also as
   CSV and JSON lines (``TEXT_FORMATS``).
-- The page.json documents' records packed end to end with an index (``serve.release.PAGE_PACK``),
-  and the envelope every one of them begins with (``serve.release.PAGE_ENVELOPE``).
+- The page.json documents' records packed end to end with an index (``release.folder.PAGE_PACK``),
+  and the envelope every one of them begins with (``release.folder.PAGE_ENVELOPE``).
 - What crawlers and answer engines read first: ``robots.txt``, ``llms.txt``, the sitemap index
-  ``sitemap.xml`` and its sitemaps under ``sitemaps/`` (``serve.crawler_files``).
+  ``sitemap.xml`` and its sitemaps under ``sitemaps/`` (``publish.crawler_files``).
 - The distributions described for open-data tools from the data dictionary
-  (``serve.table_descriptions``): dataset.json is also Croissant, and ``datapackage.json`` a
+  (``public.table_descriptions``): dataset.json is also Croissant, and ``datapackage.json`` a
   Frictionless data package.
 
-Every text file of ``COMPRESS_MINIMUM_BYTES`` or more gets a gzip copy (``.gz``) and, where
+Every text file of ``GZIP_MINIMUM_BYTES`` or more gets a gzip copy (``.gz``) and, where
 zstd saves a further ``ZSTD_MUST_SAVE``, a zstd copy (``.zst``). The base URL is the one the
 marts were built with, read from the snapshot: the whole release speaks of one address.
 
@@ -55,32 +55,42 @@ import zstandard
 
 from foundations.input_problems import sha256_of
 from foundations.settings import PROJECT_ROOT
-from serve import crawler_files, documents, openapi, table_descriptions
-from serve.openapi import BENCH_COLUMNS, OPERATIONS
-from serve.release import (
+from public import documents, openapi, table_descriptions
+from public.openapi import BENCH_COLUMNS, OPERATIONS
+from publish import crawler_files
+from release.folder import (
+    CAPABILITIES,
+    CLAIMS,
+    DATA_PACKAGE,
+    DATASET,
     DOWNLOADS_DIR,
     ENCODINGS,
+    FULL_TEXT,
     GZIP_HEADER,
+    GZIP_LEVEL,
+    GZIP_MINIMUM_BYTES,
     GZIP_TRAILER_BYTES,
+    LLMS,
+    OPENAPI,
     PAGE_ENVELOPE,
     PAGE_INDEX,
     PAGE_PACK,
     PAGE_PACK_GZIP,
     PAGE_PATHS,
+    PRESS_KIT,
     RELEASES_PREFIX,
+    ROBOTS,
     PageEntry,
     PageIndex,
     deflate_head,
     gzip_trailer,
 )
-from serve.snapshot import Snapshot, read_snapshot
+from release.snapshot import Snapshot, read_snapshot
 from warehouse.contract import STORED_ORDER, TABLE_QUERIES
 from warehouse.manifest import PublishedRelease, ReleaseError, ReleaseFile
 from warehouse.reference_data import SECTIONS
 from warehouse.snapshots import SnapshotInfo, previous_release, publish, rows_of, sql_string, table_keys
 
-COMPRESS_MINIMUM_BYTES = 1024  # smaller files go as they are: compressing them saves next to nothing
-GZIP_LEVEL = 6  # level 9 saves about 1 % more and takes twice as long on claims.jsonl
 ZSTD_LEVEL = 9
 ZSTD_MUST_SAVE = 0.05  # of the gzip copy's size, or no zstd copy is kept
 COPY_BYTES = 1024 * 1024
@@ -89,9 +99,10 @@ COPY_BYTES = 1024 * 1024
 TEXT_FORMATS: dict[str, tuple[str, ...]] = {"bench_measurements": ("csv", "jsonl")}
 COPY_OPTIONS = {"parquet": "FORMAT parquet, COMPRESSION zstd", "csv": "FORMAT csv, HEADER", "jsonl": "FORMAT json"}
 FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON lines"}
-# What writes a release's files: this project's packages below the pipeline, and the libraries
+# What writes a release's files: this project's packages it is written with (the release's
+# format, what the public sees, publish itself and what lies under them), and the libraries
 # whose output lands in the files. A change to any of them makes every file again, once.
-PRODUCER_PACKAGES = ("foundations", "warehouse", "serve")
+PRODUCER_PACKAGES = ("foundations", "warehouse", "release", "public", "publish")
 PRODUCER_LIBRARIES = ("duckdb", "orjson", "zstandard", "numpy")
 
 # Writes one file of the release (at the path given) from the snapshot.
@@ -152,22 +163,18 @@ def collection(listed: documents.Collection) -> Document:
 # The dataset descriptor comes last, as it lists the others' sizes and sha256 (``DATASET``).
 DOCUMENTS: dict[str, Document] = {
     **{path.lstrip("/"): collection(listed) for path, listed in documents.COLLECTIONS.items()},
-    "api/public/capabilities.json": Document(whole(documents.capabilities), names_release=True),
-    "api/public/press-kit.json": Document(whole(documents.press_kit), names_release=True),
-    "api/public/openapi.json": Document(
-        whole(lambda snapshot: openapi.document(snapshot.base_url, snapshot.dictionary))
-    ),
+    CAPABILITIES: Document(whole(documents.capabilities), names_release=True),
+    PRESS_KIT: Document(whole(documents.press_kit), names_release=True),
+    OPENAPI: Document(whole(lambda snapshot: openapi.document(snapshot.base_url, snapshot.dictionary))),
     # DuckDB writes a claim's columns (text, numbers, a date, lists of text) as documents.record
     # would, and ten million reading ids without a Python object each.
-    "api/public/claims.jsonl": Document(json_lines("claims"), tables=("claims",)),
-    "llms-full.txt": Document(streamed(documents.write_full_text)),
+    CLAIMS: Document(json_lines("claims"), tables=("claims",)),
+    FULL_TEXT: Document(streamed(documents.write_full_text)),
 }
-DATASET = "api/public/dataset.json"
-DATA_PACKAGE = "api/public/datapackage.json"
 # Served at their own address like the documents above, but outside the API's contract: for crawlers.
 CRAWLER_DOCUMENTS: dict[str, Document] = {
-    crawler_files.ROBOTS: Document(streamed(crawler_files.write_robots)),
-    crawler_files.LLMS: Document(streamed(crawler_files.write_llms_txt)),
+    ROBOTS: Document(streamed(crawler_files.write_robots)),
+    LLMS: Document(streamed(crawler_files.write_llms_txt)),
 }
 
 
@@ -359,7 +366,7 @@ def compress_copies(folder: Path, path: str, head_length: int = 0) -> dict[str, 
     are compressed apart from the body, so that a later release can put a new head before the
     same compressed body (``restamp``)."""
     source = folder / path
-    if source.suffix == ".parquet" or source.stat().st_size < COMPRESS_MINIMUM_BYTES:
+    if source.suffix == ".parquet" or source.stat().st_size < GZIP_MINIMUM_BYTES:
         return {}
     gzipped, zstd = path + ENCODINGS["gzip"], path + ENCODINGS["zstd"]
     with ThreadPoolExecutor(max_workers=1) as beside:
@@ -548,7 +555,7 @@ def write_sitemaps(folder: Path, snapshot: Snapshot) -> list[str]:
 
 def write_page_pack(maker: FileMaker, snapshot: Snapshot, every_table: list[tuple[str, str]]) -> None:
     """The envelope every page.json document of the release begins with, and each page's part
-    after it, end to end, plain and gzipped alone, with their index (``serve.release``): the
+    after it, end to end, plain and gzipped alone, with their index (``release.folder``): the
     packs and index linked while no table changed, the envelope written every time."""
     folder = maker.folder
     envelope = orjson.dumps(documents.envelope(snapshot, documents.USAGE["page"]))[:-1] + b',"page":'

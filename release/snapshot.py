@@ -12,95 +12,22 @@ import asyncio
 import datetime as dt
 import logging
 import threading
-from collections.abc import Callable, Hashable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Generic, TypeVar
+from typing import Any
 
 import duckdb
 
-from ask.language import LANGUAGES
 from foundations.problem_details import ProblemError
-from serve.release import Release
+from foundations.release_caches import ReleaseCaches
+from release.folder import Release
 from warehouse.contract import DATA_DICTIONARY_TABLE, SERVED_TABLES, TABLE_QUERIES
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path, rows_of
 
-if TYPE_CHECKING:
-    from ask.engine import AskEngine
-    from serve.charts import Protocol
-    from serve.http.replay import KeptAnswer, ReplayKey
-
 log = logging.getLogger("reuse_data.serve")
-K = TypeVar("K", bound=Hashable)
-V = TypeVar("V")
-AskKey = tuple[str, int, str | None, str | None]
 POLL_SECONDS = 1.0
 STREAM_BATCH_ROWS = 2048
-# Bytes of bodies one memo of a snapshot keeps at most (rendered pages, replayed answers, their
-# gzip copies, change documents): at 100,000 products a crawler would otherwise fill them with
-# hundreds of megabytes. The oldest go first.
-MEMO_BYTES = 8 * 1024 * 1024
-# Keys each memo of a snapshot keeps at most (the oldest go first).
-PAGES_KEPT = 20_000  # rendered pages (one per page and language asked for)
-GZIP_BODIES_KEPT = 100_000  # gzip copies of keyed bodies, which are rendered pages; MEMO_BYTES bounds them too
-RESPONSES_KEPT = 4096  # distinct (path, query, encoding) answers replayed
-CHANGE_DOCUMENTS_KEPT = 64  # distinct `since` values whose changes.json documents are kept
-PROTOCOL_NAMINGS_KEPT = len(LANGUAGES)  # the protocols named in each language a page is rendered in
-ASK_ANSWERS_KEPT = 1024  # distinct questions (with limit, lang and Accept-Language) kept answered
-
-
-class BoundedMemo(Generic[K, V]):
-    """Values worked out from a snapshot (which never changes), each built once for its key and
-    kept; past ``kept`` keys, or ``max_bytes`` of bodies, the oldest go, so that clients asking
-    ever new questions cannot grow the server without bound (one body is always kept)."""
-
-    def __init__(self, kept: int, max_bytes: int = MEMO_BYTES) -> None:
-        self.kept = kept
-        self.max_bytes = max_bytes
-        self.values: dict[K, V] = {}
-        self.held = 0  # bytes of bodies held
-
-    def get(self, key: K) -> V | None:
-        """The value kept for ``key``, or None."""
-        return self.values.get(key)
-
-    def get_or_build(self, key: K, build: Callable[[], V]) -> V:
-        """The value kept for ``key``, built and kept now if there is none."""
-        values = self.values
-        if key in values:
-            return values[key]
-        value = values[key] = build()
-        self.held += body_size(value)
-        while len(values) > self.kept or (self.held > self.max_bytes and len(values) > 1):
-            self.held -= body_size(values.pop(next(iter(values))))
-        return value
-
-    def __len__(self) -> int:
-        return len(self.values)
-
-
-class SnapshotMemo:
-    """What is worked out from a snapshot and kept with it, one bounded table per kind of thing
-    (all of it goes with the snapshot when a new release is served)."""
-
-    def __init__(self) -> None:
-        self.pages: BoundedMemo[tuple[str, str], bytes] = BoundedMemo(PAGES_KEPT)  # rendered HTML by (path, lang)
-        self.gzip_bodies: BoundedMemo[str, bytes] = BoundedMemo(GZIP_BODIES_KEPT)  # by the key ``cached`` is given
-        self.responses: BoundedMemo[ReplayKey, KeptAnswer] = BoundedMemo(RESPONSES_KEPT)  # ``serve.http.replay``
-        self.change_documents: BoundedMemo[str | None, bytes] = BoundedMemo(CHANGE_DOCUMENTS_KEPT)  # by `since`
-        self.protocols: BoundedMemo[str, dict[str, Protocol]] = BoundedMemo(PROTOCOL_NAMINGS_KEPT)  # by language
-        # ask.json's body but its envelope, by (question, limit, lang, Accept-Language)
-        self.ask_answers: BoundedMemo[AskKey, dict[str, Any]] = BoundedMemo(ASK_ANSWERS_KEPT)
-        self.ask_engine: AskEngine | None = None  # built when the snapshot loads (``serve.routes_ask.prepare_ask``)
-
-
-def body_size(value: Any) -> int:
-    """The bytes a kept value holds: a body's length (bytes, or an answer's ``body``); 0 for
-    small structured values, which their memo bounds by count."""
-    if isinstance(value, bytes):
-        return len(value)
-    body = getattr(value, "body", None)
-    return len(body) if isinstance(body, bytes) else 0
 
 
 @dataclass
@@ -117,7 +44,8 @@ class Snapshot:
     release: Release | None = None
     # The release's data dictionary: per table, its columns as dbt's schema.yml describes them.
     dictionary: dict[str, list[dict[str, Any]]] = field(default_factory=dict)
-    memo: SnapshotMemo = field(default_factory=SnapshotMemo)
+    # What features work out from this release and keep with it, each its own (they go with it).
+    caches: ReleaseCaches = field(default_factory=ReleaseCaches)
 
     @property
     def publisher(self) -> dict[str, Any]:

@@ -12,8 +12,8 @@ from time import perf_counter
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from serve.access_log import AccessLog
-from serve.metrics import ServiceMetrics
+from serve.operations.access_log import AccessLog
+from serve.operations.metrics import ServiceMetrics
 
 UNMATCHED = "unmatched"
 VERSION_HEADER = b"x-dataset-version"
