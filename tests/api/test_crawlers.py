@@ -17,13 +17,10 @@ from publish.crawler_files import SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, write_sit
 from release.snapshot import read_snapshot
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Reply, Server
-from tests.support.site_pages import OG_LOCALES, PAGE_TYPES, all_changes, local
+from tests.support.site_pages import HREFLANGS, OG_LOCALES, PAGE_TYPES, SITEMAP_NS, XHTML_NS, all_changes, local
 from warehouse.reference_data import SECTIONS
 from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path
 
-SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
-XHTML_NS = "{http://www.w3.org/1999/xhtml}"
-HREFLANGS = {"en": "en", "zh": "zh-Hans", "el": "el", "vi": "vi", "ar": "ar", "pa": "pa"}
 _MARKDOWN_LINK = re.compile(r"^- \[([^\]]+)\]\((\S+)\): (.+)$")
 
 

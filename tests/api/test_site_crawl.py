@@ -22,9 +22,8 @@ import pytest
 
 from serve.api.routes_ask import FALLBACK_PATH
 from tests.api.conftest import BASE_URL
-from tests.api.test_crawlers import HREFLANGS, SITEMAP_NS, XHTML_NS
 from tests.support.harness import Server
-from tests.support.site_pages import local
+from tests.support.site_pages import HREFLANGS, SITEMAP_NS, XHTML_NS, local
 from warehouse.reference_data import SECTIONS
 
 SEEDS = ("/", "/robots.txt", "/sitemap.xml", "/llms.txt")  # where crawlers and answer engines start

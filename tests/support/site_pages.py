@@ -45,3 +45,9 @@ def all_changes(server: Server) -> list[dict]:
         address = local(following) if following else ""
     assert len(changes) == feed["total_changed"] or "next" in feed
     return changes
+
+
+# The sitemaps' XML namespaces, and the hreflang tag of each language.
+SITEMAP_NS = "{http://www.sitemaps.org/schemas/sitemap/0.9}"
+XHTML_NS = "{http://www.w3.org/1999/xhtml}"
+HREFLANGS = {"en": "en", "zh": "zh-Hans", "el": "el", "vi": "vi", "ar": "ar", "pa": "pa"}

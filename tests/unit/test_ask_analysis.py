@@ -5,12 +5,8 @@ import dataclasses
 import pytest
 
 from ask.analysis import document_terms, han_terms, is_common_word, question_slots
-from ask.index import TUNED, AskIndex, Entry, answer_fields, recommendation_fields
-from ask.language import LANGUAGES
-
-# A library of three entries has small IDFs: its scores sit far below the absolute threshold
-# calibrated on the demo, so ranking is tested with that threshold off (coverage still applies).
-SMALL_LIBRARY = dataclasses.replace(TUNED, min_score=dict.fromkeys(LANGUAGES, 0.0))
+from ask.index import AskIndex
+from tests.support.ask_libraries import SMALL_LIBRARY, index_of, library_answer, recommendation
 
 
 def terms_of_question(text: str) -> set[str]:
@@ -71,43 +67,6 @@ def test_an_unmarked_latin_word_in_a_question_may_be_english_or_vietnamese():
 
 def test_a_mixed_script_question_is_analysed_word_by_word():
     assert terms_of_question("Copperleaf 保温杯 dishwasher") == {"copperleaf", "保温", "温杯", "dishwash", "dishwasher"}
-
-
-TRANSLATIONS = ("en", "zh", "el", "vi", "ar", "pa")
-
-
-def translated(**texts):
-    return {lang: texts.get(lang, "") for lang in TRANSLATIONS}
-
-
-def recommendation(question: str, url: str, figure=12.5, **translations):
-    return {
-        "question": translated(en=question, **translations),
-        "scenario": translated(en="keeping tea hot at work"),
-        "answer": translated(en="The Meridian kept tea hottest on our bench."),
-        "evidence": translated(en="62 °C after 12 hours"),
-        "category_name": translated(en="Insulated bottles"),
-        "brand": "Copperleaf",
-        "product_name": "Meridian 750 ml",
-        "figure_value": figure,
-        "url": url,
-    }
-
-
-def library_answer(question: str, url: str, **translations):
-    return {"question": translated(en=question, **translations), "answer": translated(en="Rinse it."), "url": url}
-
-
-def index_of(*rows, tuning=SMALL_LIBRARY) -> AskIndex:
-    entries, fields = [], []
-    for row in rows:
-        if "scenario" in row:
-            entries.append(Entry("recommendation", row, bench_evidence=row["figure_value"] is not None))
-            fields.append(recommendation_fields(row))
-        else:
-            entries.append(Entry("answer-library", row, bench_evidence=False))
-            fields.append(answer_fields(row, None))
-    return AskIndex.analyse(entries, fields, tuning)
 
 
 def urls(index: AskIndex, question: str) -> list[str]:

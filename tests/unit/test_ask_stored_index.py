@@ -7,7 +7,7 @@ import pytest
 
 from ask.index import AskIndex
 from ask.stored_index import StoredIndexError, index_tables, load_index
-from tests.unit.test_ask_analysis import SMALL_LIBRARY, index_of, library_answer, recommendation
+from tests.support.ask_libraries import SMALL_LIBRARY, index_of, library_answer, recommendation
 
 QUESTIONS = [
     "bottle for hot tea",

@@ -23,7 +23,7 @@ import yaml
 
 from ask.model_file import BASE_MODEL_PATH
 from ask.tokenizer import PASSAGE, QUERY, Tokenizer
-from tests.unit.test_ask_model_file import tiny_model
+from tests.support.ask_models import tiny_model
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from benchmarks.crash_soak import Round, check_snapshot, leftovers, phase_of, summary
+from tests.support.build_warehouses import make_build_warehouse
 from tests.support.harness import home_layout
-from tests.unit.test_snapshots import make_build_warehouse
 from warehouse.snapshots import CURRENT_FILE, publish
 
 

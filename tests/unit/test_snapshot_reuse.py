@@ -7,7 +7,7 @@ from pathlib import Path
 
 import duckdb
 
-from tests.unit.test_snapshots import PUBLISHED, make_build_warehouse
+from tests.support.build_warehouses import PUBLISHED, make_build_warehouse
 from warehouse.contract import DATA_DICTIONARY_TABLE
 from warehouse.manifest import read_manifest, verify
 from warehouse.snapshots import SNAPSHOT_FILE, open_snapshot, prune, publish, table_keys, versions
