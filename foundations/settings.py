@@ -136,19 +136,19 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
         home=home,
         inputs=inputs,
         base_url=base_url,
-        intake_max_bytes=_whole_number(env, "REUSE_DATA_INTAKE_MAX_BYTES", DEFAULT_INTAKE_MAX_BYTES),
-        stale_build_seconds=_whole_number(env, "REUSE_DATA_STALE_BUILD_SECONDS", DEFAULT_STALE_BUILD_SECONDS),
+        intake_max_bytes=_non_negative_integer(env, "REUSE_DATA_INTAKE_MAX_BYTES", DEFAULT_INTAKE_MAX_BYTES),
+        stale_build_seconds=_non_negative_integer(env, "REUSE_DATA_STALE_BUILD_SECONDS", DEFAULT_STALE_BUILD_SECONDS),
         embedding_cache=Path(env.get("REUSE_DATA_EMBEDDING_CACHE") or DEFAULT_EMBEDDING_CACHE).expanduser().resolve(),
         publish_to=env.get("REUSE_DATA_PUBLISH_TO", "").strip() or None,
         dagster_postgres_url=env.get("REUSE_DATA_DAGSTER_POSTGRES_URL", "").strip() or None,
-        build_wait_seconds=_whole_number(env, "REUSE_DATA_BUILD_WAIT_SECONDS", DEFAULT_BUILD_WAIT_SECONDS),
+        build_wait_seconds=_non_negative_integer(env, "REUSE_DATA_BUILD_WAIT_SECONDS", DEFAULT_BUILD_WAIT_SECONDS),
         serve_from=env.get("REUSE_DATA_SERVE_FROM", "").strip() or None,
         access_log=_choice(env, "REUSE_DATA_ACCESS_LOG", ("json", "off"), "json") == "json",
         metrics=_choice(env, "REUSE_DATA_METRICS", ("on", "off"), "on") == "on",
         ask_models=Path(env.get("REUSE_DATA_ASK_MODELS") or DEFAULT_ASK_MODELS).expanduser().resolve(),
         ask_training=_choice(env, "REUSE_DATA_ASK_TRAINING", ASK_TRAINING_CHOICES, "full"),
         question_log=_choice(env, "REUSE_DATA_QUESTION_LOG", ("on", "off"), "on") == "on",
-        question_retention_days=_whole_number(
+        question_retention_days=_non_negative_integer(
             env, "REUSE_DATA_QUESTION_RETENTION_DAYS", DEFAULT_QUESTION_RETENTION_DAYS
         ),
     )
@@ -161,7 +161,7 @@ def _choice(env: os._Environ[str] | dict[str, str], name: str, choices: tuple[st
     return text
 
 
-def _whole_number(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:
+def _non_negative_integer(env: os._Environ[str] | dict[str, str], name: str, default: int) -> int:
     text = env.get(name, "").strip()
     if not text:
         return default

@@ -30,7 +30,7 @@ def iso_ms(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def plain(value: Any) -> Any:
+def json_value(value: Any) -> Any:
     """A DuckDB value as plain JSON: times as ISO strings, decimals as numbers."""
     if isinstance(value, dt.datetime):
         return iso_ms(value if value.tzinfo else value.replace(tzinfo=dt.UTC))
@@ -39,9 +39,9 @@ def plain(value: Any) -> Any:
     if isinstance(value, decimal.Decimal):
         return float(value)
     if isinstance(value, dict):
-        return {k: plain(v) for k, v in value.items()}
+        return {k: json_value(v) for k, v in value.items()}
     if isinstance(value, list):
-        return [plain(v) for v in value]
+        return [json_value(v) for v in value]
     return value
 
 
@@ -54,7 +54,7 @@ def record(
     """A row as a JSON record: its columns (those in ``keep``, if given) less ``drop``, with the
     JSON documents of the ``json`` columns parsed."""
     return {
-        k: (orjson.loads(v) if k in json and isinstance(v, str) else plain(v))
+        k: (orjson.loads(v) if k in json and isinstance(v, str) else json_value(v))
         for k, v in row.items()
         if k not in drop and (keep is None or k in keep)
     }
@@ -136,7 +136,7 @@ def write_full_text(out: BinaryIO, snapshot: Snapshot) -> None:
 
 def change_items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """Rows of the change log as changes.json lists them."""
-    return [{k: plain(row[k]) for k in CHANGE_FIELDS} for row in rows]
+    return [{k: json_value(row[k]) for k in CHANGE_FIELDS} for row in rows]
 
 
 def capabilities(snapshot: Snapshot) -> dict[str, Any]:
@@ -176,9 +176,9 @@ def capabilities(snapshot: Snapshot) -> dict[str, Any]:
                     "name": p["protocol_name"]["en"],
                     "unit": p["unit"],
                     "method": p["method"],
-                    "tolerance": plain(p["tolerance"]),
+                    "tolerance": json_value(p["tolerance"]),
                     "sample_size": p["sample_size"],
-                    "scoring_rules": plain(p["scoring_rules"]),
+                    "scoring_rules": json_value(p["scoring_rules"]),
                 }
                 for p in snapshot.tables["protocols"]
             ],
@@ -270,7 +270,8 @@ def dataset(
                 "unitText": p["unit"],
                 "description": p["method"],
                 "measurementTechnique": (
-                    f"{p['method']} Tolerance ±{plain(p['tolerance'])} {p['unit']}; {p['sample_size']} samples or more."
+                    f"{p['method']} Tolerance ±{json_value(p['tolerance'])} {p['unit']}; "
+                    f"{p['sample_size']} samples or more."
                 ),
             }
             for p in snapshot.tables["protocols"]

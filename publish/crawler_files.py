@@ -75,7 +75,7 @@ def url_entry(page: dict[str, Any], languages: list[dict[str, Any]]) -> bytes:
     url = page["canonical_url"]
     parts = [f"<url><loc>{escape(url)}</loc>"]
     if page["changed_at"] is not None:
-        parts.append(f"<lastmod>{documents.plain(page['changed_at'])}</lastmod>")
+        parts.append(f"<lastmod>{documents.json_value(page['changed_at'])}</lastmod>")
     for row in languages:
         href = quoteattr(language_url(url, row["code"]))
         parts.append(f'<xhtml:link rel="alternate" hreflang={quoteattr(row["hreflang"])} href={href}/>')
@@ -150,7 +150,7 @@ def write_sitemaps(
     parts = [part for writer in writers.values() for part in writer.finish()]
     index = [XML_HEAD, b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n']
     for path, newest in parts:
-        lastmod = f"<lastmod>{documents.plain(newest)}</lastmod>" if newest is not None else ""
+        lastmod = f"<lastmod>{documents.json_value(newest)}</lastmod>" if newest is not None else ""
         index.append(f"<sitemap><loc>{escape(f'{snapshot.base_url}/{path}')}</loc>{lastmod}</sitemap>\n".encode())
     index.append(b"</sitemapindex>\n")
     (folder / SITEMAP_INDEX).write_bytes(b"".join(index))

@@ -257,7 +257,7 @@ def write_release_files(
             for entry in distributions
             if entry.get("table") and entry["@id"].endswith(".parquet")
         ]
-        dataset = documents.dataset(snapshot, [public(entry) for entry in distributions], record_sets)
+        dataset = documents.dataset(snapshot, [as_listed(entry) for entry in distributions], record_sets)
         write_file(folder, DATASET, lambda target: target.write_bytes(documents.encode(dataset)))
         package = documents.data_package(snapshot, tables, distributions, DATA_PACKAGE)
         write_file(folder, DATA_PACKAGE, lambda target: target.write_bytes(documents.encode(package)))
@@ -346,7 +346,7 @@ def describe_file(maker: FileMaker, entry: dict[str, Any]) -> dict[str, Any]:
     return {"@type": "cr:FileObject", **entry, "contentSize": f"{size} B", "sha256": maker.sha256(entry["path"])}
 
 
-def public(entry: dict[str, Any]) -> dict[str, Any]:
+def as_listed(entry: dict[str, Any]) -> dict[str, Any]:
     """A distribution entry as dataset.json lists it: without the bookkeeping of where it was written."""
     return {k: v for k, v in entry.items() if k not in ("path", "table")}
 

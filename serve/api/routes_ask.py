@@ -24,7 +24,7 @@ from public.languages import language_url
 from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, ASK_PATH, LANGUAGE_FIELDS, MAX_Q_LENGTH
 from release.snapshot import Snapshot
 from serve.api import params
-from serve.http.responses import cached
+from serve.http.responses import answer_with_validators
 from serve.operations.question_log import QuestionLog, record_question
 
 FALLBACK_PATH = "/guides/start-here"
@@ -79,7 +79,7 @@ async def ask(request: Request) -> Response:
     refused = functools.partial(state.metrics.refused, ROUTE)
     answer = await answer_asked(snapshot, state.question_desk, asked, refused)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
-    return cached(request, snapshot, encode(body), vary_language=True)
+    return answer_with_validators(request, snapshot, encode(body), vary_language=True)
 
 
 @dataclass(frozen=True)

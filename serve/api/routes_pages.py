@@ -11,7 +11,7 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from foundations.problem_details import ProblemError
-from public.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, plain
+from public.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, json_value
 from public.openapi import MAX_PATH_LENGTH
 from release.folder import PackedRecord, Release
 from release.snapshot import Snapshot
@@ -19,7 +19,7 @@ from serve.api import params
 from serve.api.release_responses import page_record, send_page
 from serve.http.compression import gzip_accepted
 from serve.http.replay import Varies, replayed, varies_on
-from serve.http.responses import cached
+from serve.http.responses import answer_with_validators
 from serve.http.scope import request_headers
 
 ASKED = frozenset((b"if-none-match", b"accept-encoding"))  # what page.json reads of a request's headers
@@ -79,12 +79,12 @@ CHANGES_SQL = (
 LATEST_CHANGE_SQL = "SELECT max(changed_at) AS latest FROM changes"
 
 
-@varies_on(Varies.QUERY | Varies.CODING)  # `since`, and gzip or not (``cached``)
+@varies_on(Varies.QUERY | Varies.CODING)  # `since`, and gzip or not (``answer_with_validators``)
 async def changes(request: Request) -> Response:
     since = params.since(request)
     raw_since = request.query_params.get("since") or None
     snapshot = request.app.state.snapshots.current
-    return cached(request, snapshot, change_body(snapshot, since, raw_since))
+    return answer_with_validators(request, snapshot, change_body(snapshot, since, raw_since))
 
 
 def change_body(snapshot: Snapshot, since: dt.datetime | None, raw_since: str | None) -> bytes:
@@ -102,7 +102,7 @@ def change_document(snapshot: Snapshot, since: dt.datetime | None, raw_since: st
         {
             **envelope(snapshot, USAGE["changes"]),
             "since": raw_since,
-            "latest_change": plain(latest),
+            "latest_change": json_value(latest),
             "total_changed": len(selected),
             "returned": len(selected),
             "changes": selected,

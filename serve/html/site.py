@@ -35,7 +35,7 @@ from public.openapi import ASK_PATH, CHANGE_FIELDS
 from release.snapshot import Snapshot
 from serve.api.routes_ask import FALLBACK_PATH
 from serve.html import charts
-from serve.http.responses import cached
+from serve.http.responses import answer_with_validators
 from warehouse.reference_data import DEFAULT_LANGUAGE, LANGUAGES, SECTIONS
 
 TEMPLATES_DIR = Path(__file__).with_name("templates")
@@ -404,7 +404,7 @@ def rendered_pages(snapshot: Snapshot) -> BoundedMemo[tuple[str, str], bytes]:
 async def api_guide(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
     body = rendered_pages(snapshot).get_or_build(("/", DEFAULT_LANGUAGE), lambda: render_api_guide(snapshot))
-    return cached(request, snapshot, body, media_type=with_charset(HTML), key="html:/")
+    return answer_with_validators(request, snapshot, body, media_type=with_charset(HTML), key="html:/")
 
 
 def render_refusal(snapshot: Snapshot, lang: str | None) -> bytes:
@@ -440,7 +440,7 @@ async def site_page(request: Request, section: str) -> Response:
         body = render_refusal(snapshot, lang)
         return Response(body, status, media_type=with_charset(HTML), headers={"Cache-Control": "no-store"})
     body = rendered_pages(snapshot).get_or_build((path, lang), lambda: render_page(snapshot, path, lang))
-    return cached(request, snapshot, body, media_type=with_charset(HTML), key=f"html:{lang}:{path}")
+    return answer_with_validators(request, snapshot, body, media_type=with_charset(HTML), key=f"html:{lang}:{path}")
 
 
 def routes(base_url: str) -> list[Route]:

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from foundations.release_caches import ServedRelease
 
 
-def cached(
+def answer_with_validators(
     request: Request,
     snapshot: ServedRelease,
     body: bytes,
@@ -51,7 +51,7 @@ def streamed(
     media_type: str,
     extra_headers: dict[str, str] | None = None,
 ) -> Response:
-    """A streamed body with the same contract as ``cached``."""
+    """A streamed body with the same contract as ``answer_with_validators``."""
     gzipped = accepts_gzip(request)
     etag = etag_for(request, snapshot, gzipped=gzipped)
     unchanged = not_modified(request, snapshot, etag)

@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute
 
 from release.snapshot import Snapshot, SnapshotHolder
 from serve.http.replay import REPLAYED, RESPONSES_KEPT, Varies, replayed, varies_on
-from serve.http.responses import cached
+from serve.http.responses import answer_with_validators
 
 ANSWERED: list[str] = []  # the language of each answer ``greeting`` made
 
@@ -36,11 +36,11 @@ async def greeting(request: Request) -> Response:
     language = request.headers.get("accept-language", "en")
     ANSWERED.append(language)
     body = {"en": b'{"hello": "world"}', "el": b'{"hello": "kosme"}'}[language]
-    return cached(request, request.app.state.snapshots.current, body, vary_language=True)
+    return answer_with_validators(request, request.app.state.snapshots.current, body, vary_language=True)
 
 
 async def undeclared(request: Request) -> Response:
-    return cached(request, request.app.state.snapshots.current, b"{}")
+    return answer_with_validators(request, request.app.state.snapshots.current, b"{}")
 
 
 def get(app: Starlette, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
