@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import functools
 import logging
 import os
 from collections.abc import AsyncIterator
@@ -25,7 +24,7 @@ from serve.api.problems import handle_http_exception
 from serve.api.routes_ask import QuestionDesk
 from serve.html import site
 from serve.http.cors import Preflight
-from serve.mcp_server.server import MCP_PATH, assistant_server, streamable_http_routes
+from serve.mcp_server.server import assistant_server, streamable_http_routes
 from serve.operations import routes_health
 from serve.operations.access_log import AccessLog
 from serve.operations.metrics import ServiceMetrics
@@ -84,8 +83,8 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     metrics = ServiceMetrics(holder, follower, metrics_dir)
     access_log = AccessLog() if settings.access_log else None
     # ask.json's and the assistants' questions wait in one queue and are kept in one log.
-    desk = QuestionDesk.opened(settings)
-    assistants = assistant_server(holder, desk, functools.partial(metrics.refused, MCP_PATH))
+    desk = QuestionDesk.opened(settings, metrics.refused)
+    assistants = assistant_server(holder, desk)
     mcp_routes = streamable_http_routes(assistants)  # before the lifespan: it runs their session manager
 
     @contextlib.asynccontextmanager

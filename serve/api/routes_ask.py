@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import datetime as dt
-import functools
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -76,8 +75,7 @@ async def ask(request: Request) -> Response:
     snapshot = request.app.state.snapshots.current
     asked = (question, limit, request.query_params.get("lang"), request.headers.get("accept-language"))
     state = request.app.state
-    refused = functools.partial(state.metrics.refused, ROUTE)
-    answer = await answer_asked(snapshot, state.question_desk, asked, refused)
+    answer = await answer_asked(snapshot, state.question_desk, asked, ROUTE)
     body = {**envelope(snapshot, USAGE["ask"], generated_at=dt.datetime.now(dt.UTC)), **answer}
     return answer_with_validators(request, snapshot, encode(body), vary_language=True)
 
@@ -89,11 +87,15 @@ class QuestionDesk:
 
     admission: QuestionAdmission
     log: QuestionLog | None
+    count_refusal: Callable[[str, str], None]  # (route, reason) of a question refused for the queue
 
     @classmethod
-    def opened(cls, settings: Settings) -> QuestionDesk:
+    def opened(
+        cls, settings: Settings, count_refusal: Callable[[str, str], None] = lambda route, reason: None
+    ) -> QuestionDesk:
         """A new queue, and the log under the home unless the settings turn it off."""
-        return cls(QuestionAdmission(), QuestionLog(settings.questions_dir) if settings.question_log else None)
+        log = QuestionLog(settings.questions_dir) if settings.question_log else None
+        return cls(QuestionAdmission(), log, count_refusal)
 
     def close(self) -> None:
         """Write what the log gathered (the process stopping)."""
@@ -101,12 +103,10 @@ class QuestionDesk:
             self.log.close()
 
 
-async def answer_asked(
-    snapshot: Snapshot, desk: QuestionDesk, asked: AskKey, refused: Callable[[str], None]
-) -> dict[str, Any]:
+async def answer_asked(snapshot: Snapshot, desk: QuestionDesk, asked: AskKey, route: str) -> dict[str, Any]:
     """ask.json's body but its envelope for ``asked`` (question, limit, lang, Accept-Language),
     from ``snapshot``: the one answer of ask.json and of the assistants' ``ask`` tool, recorded in
-    the desk's log. A question refused for the encoder's queue is counted by ``refused`` and
+    the desk's log. A question refused for the encoder's queue is counted for ``route`` and
     raised as a 503 problem (and not recorded: it was not answered, and will be asked again)."""
     # Answer engines and crawlers ask the same questions over and over: each answer (and the
     # choice of its language) is worked out once per snapshot.
@@ -121,7 +121,7 @@ async def answer_asked(
                 # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
                 found = await run_in_threadpool(answer_for, snapshot, snapshot.base_url, question, limit, language)
         except QuestionsWaiting as busy:
-            refused(busy.reason)
+            desk.count_refusal(route, busy.reason)
             retry = {"Retry-After": str(busy.retry_after)}
             raise ProblemError(503, str(busy), slug="ask-busy", headers=retry) from None
         answer = answers.get_or_build(asked, lambda: found)

@@ -9,7 +9,6 @@ string of the operation they stand for, so a bad argument is refused with the AP
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 from urllib.parse import urlencode, urlsplit
 
@@ -89,12 +88,12 @@ async def ask(
     question: str,
     language: str | None,
     limit: int | None,
-    refused: Callable[[str], None],
+    route: str,
 ) -> dict[str, Any]:
     """ask.json's answer to ``question``, through the same function, memo, queue and log as the route."""
     query = as_query(q=question, limit=limit, lang=language)
     asked = (params.required_text(query, "q", MAX_Q_LENGTH), params.limit(query, ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT))
-    answer = await answer_asked(snapshot, desk, (*asked, language, None), refused)
+    answer = await answer_asked(snapshot, desk, (*asked, language, None), route)
     head = envelope(snapshot, USAGE["ask"])
     return {**head, **cited(snapshot, answer["cite"]), **answer}
 

@@ -54,11 +54,9 @@ def refused_as_tool_error() -> Iterator[None]:
         raise ToolError(answers.what_to_send(problem)) from None
 
 
-def assistant_server(
-    holder: SnapshotHolder, desk: QuestionDesk, refused: Callable[[str], None] = lambda reason: None
-) -> MCPServer:
+def assistant_server(holder: SnapshotHolder, desk: QuestionDesk) -> MCPServer:
     """The MCP server answering from ``holder``'s release; questions to ``ask`` go through
-    ``desk`` beside ask.json's: one queue, one log (a refusal is counted by ``refused``)."""
+    ``desk`` beside ask.json's: one queue, one log, one count of refusals."""
     server = MCPServer("reuse-data", instructions=INSTRUCTIONS, log_level="WARNING")
 
     def read_only(description: str) -> Callable[[Tool], Tool]:
@@ -79,7 +77,9 @@ def assistant_server(
         ] = None,
     ) -> AskResult:
         with refused_as_tool_error():
-            return AskResult.model_validate(await answers.ask(holder.current, desk, question, language, limit, refused))
+            return AskResult.model_validate(
+                await answers.ask(holder.current, desk, question, language, limit, MCP_PATH)
+            )
 
     @read_only("The structured record of a page of the site (as page.json): a guide, a product, an answer.")
     async def page(
