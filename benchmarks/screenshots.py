@@ -21,7 +21,7 @@ from urllib.parse import urlsplit
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from serve.api.routes_ask import FALLBACK_PATH  # noqa: E402
+from public.openapi import HUB_PATH  # noqa: E402
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS  # noqa: E402
 from tests.support.harness import Server, serving  # noqa: E402
 
@@ -33,7 +33,7 @@ def page_paths(server: Server) -> dict[str, str]:
     """One path of each page type (the newest in the change feed), and the hub's."""
     changes = server.get("/api/public/changes.json").json()["changes"]
     paths = {kind: next(urlsplit(c["url"]).path for c in changes if c["type"] == kind) for kind in PAGE_TYPES}
-    return {**paths, "hub": FALLBACK_PATH}
+    return {**paths, "hub": HUB_PATH}
 
 
 def capture(server: Server, out: Path, langs: list[str], widths: list[int]) -> list[Path]:

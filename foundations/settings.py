@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -76,13 +75,6 @@ class Settings:
     ask_training: str = "full"
     question_log: bool = True
     question_retention_days: int = DEFAULT_QUESTION_RETENTION_DAYS
-
-    @property
-    def dbt_vars(self) -> list[str]:
-        """The dbt variables these settings decide (the base URL every URL is made on), as arguments
-        of every dbt invocation: the same for the parse and each build, so that a build's dbt parses
-        only what changed since the last one."""
-        return ["--vars", json.dumps({"base_url": self.base_url})]
 
     @property
     def warehouse_path(self) -> Path:

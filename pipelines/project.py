@@ -18,6 +18,7 @@ from dagster_dbt import DbtProject
 
 from foundations.settings import PROJECT_ROOT, load_settings
 from warehouse.contract import contracted_models
+from warehouse.reference_data import dbt_vars
 
 settings = load_settings()
 # profiles.yml reads the warehouse path from the environment, so dbt and Dagster agree.
@@ -31,7 +32,7 @@ if _interpreter_bin not in os.environ.get("PATH", "").split(os.pathsep):
 dbt_project = DbtProject(
     project_dir=PROJECT_ROOT / "sql",
     target_path=settings.dbt_target_dir,
-    prepare_project_cli_args=["parse", "--quiet", *settings.dbt_vars],
+    prepare_project_cli_args=["parse", "--quiet", *dbt_vars(settings.base_url)],
 )
 
 

@@ -387,6 +387,8 @@ class Operation:
     download: str = ""  # what the body holds, when it is a data export listed in dataset.json
 
 
+# The start-here guide: the site's hub, and the page ask.json cites when nothing in its library fits.
+HUB_PATH = "/guides/start-here"
 ASK_PATH = "/api/public/ask.json"
 OPERATIONS: tuple[Operation, ...] = (
     Operation(
@@ -436,7 +438,7 @@ OPERATIONS: tuple[Operation, ...] = (
         "Structured record of a site page",
         "What does a given page say, and how do I attribute it?",
         ref("PageResponse"),
-        example="path=/guides/start-here",
+        example=f"path={HUB_PATH}",
         parameters=[
             required_text("path", MAX_PATH_LENGTH, f"Site path /<section>/<slug>; sections are {', '.join(SECTIONS)}.")
         ],

@@ -29,7 +29,7 @@ from serve.operations import routes_health
 from serve.operations.access_log import AccessLog
 from serve.operations.metrics import ServiceMetrics
 from serve.operations.observe import Observe
-from serve.routing import IndexedRouter
+from serve.routing import FixedPaths
 
 READER_THREADS = min(4, os.cpu_count() or 1)
 log = logging.getLogger("reuse_data.serve")
@@ -114,18 +114,21 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
             desk.close()
             app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
-    routes = [
-        *mcp_routes,
-        *routes_health.routes,
-        *routes_ask.routes,
-        *routes_catalogue.routes,
-        *routes_catalogue.crawler_routes,
-        *routes_pages.routes,
-        *routes_bench.routes,
-        *routes_catalogue.file_routes,
-        *site.routes(settings.base_url),
-    ]
+    routes = FixedPaths.ahead_of(
+        [
+            *mcp_routes,
+            *routes_health.routes,
+            *routes_ask.routes,
+            *routes_catalogue.routes,
+            *routes_catalogue.crawler_routes,
+            *routes_pages.routes,
+            *routes_bench.routes,
+            *routes_catalogue.file_routes,
+            *site.routes(settings.base_url),
+        ]
+    )
     app = Starlette(
+        routes=routes,
         middleware=[
             # Outermost: it times the whole answer, whatever inside answers it.
             Middleware(
@@ -142,7 +145,6 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
         },
         lifespan=lifespan,
     )
-    app.router = IndexedRouter(routes, lifespan=lifespan)  # Starlette's own Router, plus lookup by path
     app.state.snapshots = holder
     app.state.follower = follower
     app.state.metrics = metrics

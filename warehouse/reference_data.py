@@ -7,6 +7,7 @@ data dictionary enumerates it, and the code below reads it rather than restating
 from __future__ import annotations
 
 import csv
+import json
 from pathlib import Path
 
 SEEDS_DIR = Path(__file__).resolve().parents[1] / "sql" / "seeds"
@@ -27,3 +28,10 @@ LANGUAGES: tuple[str, ...] = tuple(
 DEFAULT_LANGUAGE = LANGUAGES[0]
 # The site's sections (the first segment of a page's path), in the order the site lists them.
 SECTIONS: tuple[str, ...] = tuple(row["section"] for row in seed_rows("sections"))
+
+
+def dbt_vars(base_url: str) -> list[str]:
+    """The variables of every dbt invocation, as its arguments: the public address every URL is
+    made on, and the languages every translated field carries (from their seed, so the list is
+    written once). The same for the parse and each build, so a build's dbt parses only what changed."""
+    return ["--vars", json.dumps({"base_url": base_url, "languages": list(LANGUAGES)})]

@@ -12,6 +12,7 @@ from foundations.settings import Settings
 from pipelines.assets.ingest import RAW_SCHEMA
 from pipelines.project import dbt_project, project_fingerprint
 from pipelines.resources import SettingsResource, WarehouseResource
+from warehouse.reference_data import dbt_vars
 
 
 class ReuseDataTranslator(DagsterDbtTranslator):
@@ -104,7 +105,7 @@ def dbt_models(
     # the project is edited while it runs.
     fingerprint = project_fingerprint(dbt_project.project_dir)
     paths = settings.settings
-    args = ["build", *paths.dbt_vars]
+    args = ["build", *dbt_vars(paths.base_url)]
     if recorded_project_fingerprint(paths) != fingerprint:
         context.log.info("the dbt project changed since the warehouse was last built: full refresh")
         args.append("--full-refresh")

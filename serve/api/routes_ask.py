@@ -20,13 +20,12 @@ from foundations.problem_details import ProblemError
 from foundations.settings import Settings
 from public.documents import USAGE, encode, envelope, record
 from public.languages import language_url
-from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, ASK_PATH, LANGUAGE_FIELDS, MAX_Q_LENGTH
+from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, ASK_PATH, HUB_PATH, LANGUAGE_FIELDS, MAX_Q_LENGTH
 from release.snapshot import Snapshot
 from serve.api import params
 from serve.http.responses import answer_with_validators
 from serve.operations.question_log import QuestionLog, record_question
 
-FALLBACK_PATH = "/guides/start-here"
 ASK_ENGINE = f"{__name__}.engine"  # the engine each snapshot is served with, built when it loads
 ASK_ANSWERS = f"{__name__}.answers"  # ask.json's body but its envelope, by (question, limit, lang, Accept-Language)
 ASK_ANSWERS_KEPT = 1024  # distinct questions kept answered
@@ -149,7 +148,7 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
             result["evidence"] = row["evidence"][lang]
             result["product"] = {"name": row["product_name"], "brand": row["brand"], "url": row["product_url"]}
         results.append(result)
-    fallback_url = language_url(f"{base_url}{FALLBACK_PATH}", lang)
+    fallback_url = language_url(f"{base_url}{HUB_PATH}", lang)
     return {
         "language": lang,
         "supported_languages": [record(row, keep=LANGUAGE_FIELDS) for row in snapshot.tables["languages"]],

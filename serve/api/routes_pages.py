@@ -12,7 +12,7 @@ from starlette.types import Receive, Scope, Send
 
 from foundations.problem_details import ProblemError
 from public.documents import CHANGE_FIELDS, USAGE, change_items, encode, envelope, json_value
-from public.openapi import MAX_PATH_LENGTH
+from public.openapi import HUB_PATH, MAX_PATH_LENGTH
 from release.folder import PackedRecord, Release
 from release.snapshot import Snapshot
 from serve.api import params
@@ -51,7 +51,7 @@ def found_page(release: Release, path: str) -> PackedRecord:
         raise ProblemError(
             404,
             f"No structured record for the path {path!r}. Page paths look like "
-            "/guides/start-here; changes.json lists every one.",
+            f"{HUB_PATH}; changes.json lists every one.",
             slug="no-page-record",
         )
     return record

@@ -31,9 +31,8 @@ from foundations.media_types import HTML, with_charset
 from foundations.release_caches import BoundedMemo
 from public import documents
 from public.languages import language_url, translated
-from public.openapi import ASK_PATH, CHANGE_FIELDS
+from public.openapi import ASK_PATH, CHANGE_FIELDS, HUB_PATH
 from release.snapshot import Snapshot
-from serve.api.routes_ask import FALLBACK_PATH
 from serve.html import charts
 from serve.http.responses import answer_with_validators
 from warehouse.reference_data import DEFAULT_LANGUAGE, LANGUAGES, SECTIONS
@@ -288,7 +287,7 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         {"hreflang": row["hreflang"], "href": language_url(page["canonical_url"], row["code"])}
         for row in languages(snapshot)
     ]
-    hub = hub_context(snapshot, lang) if path == FALLBACK_PATH else {}
+    hub = hub_context(snapshot, lang) if path == HUB_PATH else {}
     canonical = language_url(page["canonical_url"], lang)
     answer = translated(page["answer"], lang)
     kind = "website" if hub else OG_TYPES.get(page["page_type"], "article")
@@ -313,7 +312,7 @@ def render_page(snapshot: Snapshot, path: str, lang: str) -> bytes:
         json_ld=[script_json(block) for block in json_ld(page, snapshot, lang)],
         publisher=snapshot.publisher,
         version=snapshot.version,
-        hub=language_url(base_url + FALLBACK_PATH, lang),
+        hub=language_url(base_url + HUB_PATH, lang),
     )
     return html.encode("utf-8")
 
@@ -383,7 +382,7 @@ def render_api_guide(snapshot: Snapshot) -> bytes:
             json_ld=script_json(dataset_json_ld(dataset)),
             publisher=snapshot.publisher,
             version=snapshot.version,
-            hub=base_url + FALLBACK_PATH,
+            hub=base_url + HUB_PATH,
             endpoints=capabilities["endpoints"],
             attribution=capabilities["attribution"],
             citation=dataset["citation"],
@@ -419,7 +418,7 @@ def render_refusal(snapshot: Snapshot, lang: str | None) -> bytes:
             language=language_row(snapshot, shown),
             labels=LABELS[shown],
             publisher=snapshot.publisher,
-            hub=language_url(snapshot.base_url + FALLBACK_PATH, shown),
+            hub=language_url(snapshot.base_url + HUB_PATH, shown),
         )
         .encode("utf-8")
     )

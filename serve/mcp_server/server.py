@@ -25,7 +25,14 @@ from ask.encoder_models import ModelStore
 from ask.language import LANGUAGES
 from foundations.problem_details import ProblemError
 from foundations.settings import Settings
-from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_PATH_LENGTH
+from public.openapi import (
+    ASK_DEFAULT_LIMIT,
+    ASK_MAX_LIMIT,
+    BENCH_DEFAULT_LIMIT,
+    BENCH_MAX_LIMIT,
+    HUB_PATH,
+    MAX_PATH_LENGTH,
+)
 from release.snapshot import SnapshotHolder
 from serve.api.routes_ask import QuestionDesk, prepare_ask
 from serve.mcp_server import answers
@@ -84,7 +91,7 @@ def assistant_server(holder: SnapshotHolder, desk: QuestionDesk) -> MCPServer:
     @read_only("The structured record of a page of the site (as page.json): a guide, a product, an answer.")
     async def page(
         path: Annotated[
-            str, Field(description=f"The page's path, like /guides/start-here (at most {MAX_PATH_LENGTH} characters).")
+            str, Field(description=f"The page's path, like {HUB_PATH} (at most {MAX_PATH_LENGTH} characters).")
         ],
     ) -> PageResult:
         with refused_as_tool_error():

@@ -9,7 +9,7 @@ from urllib.parse import quote
 
 import pytest
 
-from serve.api.routes_ask import FALLBACK_PATH
+from public.openapi import HUB_PATH
 from tests.api.conftest import BASE_URL
 from tests.support.browser import CHROMIUM
 from tests.support.harness import Server
@@ -25,7 +25,7 @@ def hub(browser, server: Server):
     served = f"http://127.0.0.1:{server.port}"
     context.route(f"{BASE_URL}/**", lambda route: route.continue_(url=route.request.url.replace(BASE_URL, served)))
     page = context.new_page()
-    page.goto(BASE_URL + FALLBACK_PATH)
+    page.goto(BASE_URL + HUB_PATH)
     yield page
     context.close()
 
@@ -51,8 +51,8 @@ def test_the_hub_answers_a_question_and_its_cited_link_opens(hub, server: Server
 
 
 def test_the_hub_in_greek_falls_back_to_itself_for_an_unrelated_question(hub, server: Server):
-    hub.goto(f"{BASE_URL}{FALLBACK_PATH}?lang=el")
+    hub.goto(f"{BASE_URL}{HUB_PATH}?lang=el")
     assert hub.get_attribute("html", "lang") == "el"
     answer, cited = ask(hub, "quantum chromodynamics lattice gauge")
     expected = server.get("/api/public/ask.json?lang=el&q=quantum+chromodynamics+lattice+gauge").json()
-    assert cited == f"{BASE_URL}{FALLBACK_PATH}?lang=el" and answer == expected["fallback"]["note"]
+    assert cited == f"{BASE_URL}{HUB_PATH}?lang=el" and answer == expected["fallback"]["note"]

@@ -20,7 +20,7 @@ from urllib.parse import urljoin, urlsplit
 
 import pytest
 
-from serve.api.routes_ask import FALLBACK_PATH
+from public.openapi import HUB_PATH
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Server
 from tests.support.site_pages import HREFLANGS, SITEMAP_NS, XHTML_NS, local
@@ -254,4 +254,4 @@ def test_the_crawl_reaches_every_section_in_every_language(crawl: Crawl):
     reached = {(page.path.split("/")[1], page.query.removeprefix("lang=") or "en") for page in pages}
     missing = [(section, lang) for section in SECTIONS for lang in HREFLANGS if (section, lang) not in reached]
     assert not missing, f"no page reached of (section, language): {missing}"
-    assert {"/", FALLBACK_PATH} <= {page.path for page in pages}
+    assert {"/", HUB_PATH} <= {page.path for page in pages}

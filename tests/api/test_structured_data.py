@@ -12,7 +12,7 @@ from urllib.parse import urlsplit
 import extruct
 import pytest
 
-from serve.api.routes_ask import FALLBACK_PATH
+from public.openapi import HUB_PATH
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Server
 from tests.support.site_pages import LD_TYPES, OG_LOCALES, PAGE_TYPES, all_changes, links, local, parsed
@@ -52,7 +52,7 @@ def expected_page(server: Server, changes: list[dict], kind: str, lang: str) -> 
         name = server.get("/api/public/press-kit.json").json()["organization"]["name"]
         og = {"og:title": f"The {name} data API", "og:description": dataset["description"], "og:type": "website"}
         return Expected(f"{BASE_URL}/", og, API_GUIDE_LD_TYPE, {"name": dataset["name"]})
-    url = f"{BASE_URL}{FALLBACK_PATH}" if kind == "hub" else next(c["url"] for c in changes if c["type"] == kind)
+    url = f"{BASE_URL}{HUB_PATH}" if kind == "hub" else next(c["url"] for c in changes if c["type"] == kind)
     address = url if lang == "en" else f"{url}?lang={lang}"
     record = server.get(f"/api/public/page.json?path={urlsplit(url).path}").json()["page"]
     description = record["answer"][lang]

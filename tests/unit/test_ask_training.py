@@ -21,9 +21,9 @@ from ask.training.network import E5Network, fake_quantise_q4_0, stored_as_q4_0
 from ask.training.trainer import SHORT, TrainingSet, contrastive_loss, train
 from ask.training_set import training_set
 from inputs.ask_inputs import load_questions
+from warehouse.reference_data import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
-LANGUAGES = ("en", "zh", "el", "vi", "ar", "pa")
 # A recipe smaller still than SHORT, for the checks that train twice.
 TINY = dataclasses.replace(SHORT, name="tiny", steps=2, pairs_per_step=4, max_tokens=16)
 
