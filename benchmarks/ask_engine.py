@@ -69,6 +69,7 @@ from ask.vector_cache import VectorCache  # noqa: E402
 from benchmarks.results import machine, markdown_table, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
 from inputs.ask_inputs import LabelledQuestion, load_questions  # noqa: E402
+from release.local_store import SNAPSHOT_FILE, current_version, read_tables  # noqa: E402
 from release.snapshot import Snapshot, load_snapshot  # noqa: E402
 from warehouse.contract import (  # noqa: E402
     ASK_DECISION_TABLE,
@@ -79,7 +80,6 @@ from warehouse.contract import (  # noqa: E402
     MARTS_SCHEMA,
     TABLE_QUERIES,
 )
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, read_tables  # noqa: E402
 
 SYLLABLES = ("ka", "lo", "mer", "vin", "tor", "sa", "qui", "dra", "nel", "bo", "zu", "fen", "ri", "hal", "pe")
 

@@ -39,10 +39,10 @@ from pathlib import Path
 
 from benchmarks.results import machine, markdown_table, record
 from foundations.settings import PROJECT_ROOT
+from release.local_store import SNAPSHOT_FILE, current_version, open_snapshot, release_path, snapshot_tables, versions
+from release.manifest import ReleaseError, read_manifest, verify
 from tests.support import harness
 from tests.support.harness import Server, edit_sheet_readings, home_layout, serving
-from warehouse.manifest import ReleaseError, read_manifest, verify
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path, snapshot_tables, versions
 
 PHASES = ("ingest", "dbt", "publish")
 # The build's progress lines that open each phase (see pipelines/build.py).

@@ -23,9 +23,9 @@ then in a fresh home:
   build: seconds from the upload to the receipt being in a published snapshot, sensor tick
   and run launch included, how many sheets that build read, and its publish's own seconds.
 
-Targets (issue 6): growth near linear (10M no more than 12 times 1M), 10M built in under
+Targets: growth near linear (10M no more than 12 times 1M), 10M built in under
 4 minutes with peak memory under 6 GB, first byte under 100 ms, incremental under a minute.
-Publishing costs what changed (issue 26): a publish with nothing changed under 10 s at 10M.
+Publishing costs what changed: a publish with nothing changed under 10 s at 10M.
 
 Generated inputs are kept under ``$REUSE_DATA_HOME/bench/pipeline/`` and reused when their
 size and seed match (10M takes minutes to write); the homes are rebuilt every run.
@@ -56,8 +56,8 @@ from foundations.settings import PROJECT_ROOT, load_settings
 from inputs.bench_sheets import SHEET_COLUMNS, csv_separator
 from intake.store import IntakeStore
 from pipelines.build import latest_materialization_metadata
+from release.local_store import current_version, snapshot_path
 from tests.support.harness import dagster_daemon, home_environment, home_layout, measured_run, serving
-from warehouse.snapshots import current_version, snapshot_path
 
 READINGS_PER_PRODUCT = 100
 SEED = 2026

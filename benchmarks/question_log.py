@@ -25,8 +25,10 @@ from pathlib import Path
 
 from benchmarks.results import machine, markdown_table, report
 from foundations.settings import load_settings
+from public.openapi import ASK_PATH
 from serve.app import create_app
 from serve.operations.question_log import QuestionLog, record_question
+from tests.support.asgi import get_scope
 
 QUESTION = "which flask fits a bike bottle cage"
 ANSWER = {"query": QUESTION, "language": "en", "results": []}
@@ -48,20 +50,7 @@ async def memo_ask_cost(folder: Path, requests: int, rounds: int) -> dict[str, f
     """µs per ask.json answered from the memo, best of ``rounds``, with the log off and on."""
     # The access log off (its lines would go to standard output), and the question log set per round below.
     app = create_app(dataclasses.replace(load_settings(), access_log=False, question_log=False))
-    path = "/api/public/ask.json"
-    scope = {
-        "type": "http",
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": f"q={QUESTION.replace(' ', '+')}&lang=en".encode(),
-        "headers": [(b"host", b"127.0.0.1")],
-        "client": ("127.0.0.1", 50000),
-        "server": ("127.0.0.1", 8000),
-    }
+    scope = get_scope(ASK_PATH, f"q={QUESTION.replace(' ', '+')}&lang=en".encode(), {"host": "127.0.0.1"})
     statuses: list[int] = []
 
     async def receive() -> dict:
@@ -71,18 +60,22 @@ async def memo_ask_cost(folder: Path, requests: int, rounds: int) -> dict[str, f
         if message["type"] == "http.response.start":
             statuses.append(message["status"])
 
+    desk = app.state.question_desk
     logs = {"log off": None, "log on": QuestionLog(folder)}
     best = dict.fromkeys(logs, float("inf"))
     async with app.router.lifespan_context(app):
         await app(scope, receive, send)  # the answer is worked out once, then served from the memo
         for _ in range(rounds):
             for label, log in logs.items():
-                app.state.question_log = log
+                app.state.question_desk = dataclasses.replace(desk, log=log)
                 started = time.perf_counter()
                 for _ in range(requests):
                     await app(dict(scope), receive, send)
                 best[label] = min(best[label], (time.perf_counter() - started) / requests * 1e6)
     logs["log on"].close()
+    recorded = sum(path.read_bytes().count(b"\n") for path in folder.glob("*.jsonl"))
+    if recorded != requests * rounds:
+        raise SystemExit(f"the log on recorded {recorded} questions for {requests * rounds} answers: it was not in use")
     if set(statuses) != {200}:
         raise SystemExit(f"ask.json answered {sorted(set(statuses))}, not only 200: is a release published?")
     return best

@@ -51,10 +51,10 @@ from benchmarks.pipeline_scale import (
 )
 from benchmarks.results import machine, markdown_table
 from foundations.settings import PROJECT_ROOT
-from publish.release_files import publish_release
+from publish.new_release import publish_release
+from release.local_store import current_version, new_version, snapshot_path
 from serve.api.routes_catalogue import FIXED_DOCUMENTS
 from tests.support.harness import free_port, home_environment, home_layout, process_tree_rss
-from warehouse.snapshots import current_version, new_version, snapshot_path
 
 # The last commit before releases: every document whole in memory (see RESULTS.md).
 BASELINE_COMMIT = "388730b"

@@ -44,9 +44,9 @@ from benchmarks import results
 from benchmarks.load import Load, cpu_seconds, run_wrk, wait_until_idle
 from benchmarks.results import machine, markdown_table
 from foundations.settings import load_settings
+from release.local_store import current_version, snapshot_path
 from tests.support.deployment import deployment
 from tests.support.harness import home_layout, serving
-from warehouse.snapshots import current_version, snapshot_path
 
 ROUNDS = 5
 IN_PROCESS_REQUESTS = 100_000

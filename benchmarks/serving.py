@@ -68,9 +68,9 @@ from benchmarks.results import machine, markdown_table, record
 from foundations.settings import load_settings
 from inputs.ask_inputs import SPLITS, load_questions
 from public.openapi import OPERATIONS
+from release.local_store import current_version, snapshot_path
 from tests.support.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
 from warehouse.contract import MARTS_SCHEMA
-from warehouse.snapshots import current_version, snapshot_path
 
 JSON_TARGET, ASK_TARGET, REVALIDATION_TARGET = 0.8, 0.5, 0.9
 DISTINCT_ASK_TARGET = 50.0  # distinct questions answered per second by one worker

@@ -38,7 +38,7 @@ class Settings:
         home on the machine (``ask.vector_cache``); ``REUSE_DATA_EMBEDDING_CACHE``.
     publish_to: the object store each publish also uploads its release to, ``s3://bucket/prefix``
         (None: local disk only); ``REUSE_DATA_PUBLISH_TO``. Its endpoint and credentials are the
-        usual ``AWS_*`` variables (``release.store``).
+        usual ``AWS_*`` variables (``release.object_store``).
     dagster_postgres_url: the PostgreSQL database of the production Dagster instance (None: the
         embedded SQLite instance under ``home``); ``REUSE_DATA_DAGSTER_POSTGRES_URL``.
     build_wait_seconds: how long a build waits for another one to finish before it gives up

@@ -46,7 +46,7 @@ from foundations.settings import Settings, load_settings
 from inputs.bench_sheets import SheetError
 from intake.sheet_validation import Reference, validate_sheet
 from intake.store import IntakeStore, Receipt
-from warehouse.snapshots import current_version, read_tables, snapshot_path
+from release.local_store import current_version, read_tables, snapshot_path
 
 logger = logging.getLogger("uvicorn.error")
 

@@ -1,1 +1,3 @@
-"""The Dagster code location of reuse-data: ingest, dbt models, checks, publish, schedules."""
+"""The Dagster code location of reuse-data: the dbt project (``project``), the assets (``assets``),
+checks, resources, schedules and sensors, assembled in ``definitions``; a build in-process
+(``build``), one at a time (``build_lock``)."""

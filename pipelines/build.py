@@ -209,7 +209,7 @@ def _execute(
     result = result_holder["result"]
     outcome.success = bool(result.success)
     if outcome.success:
-        from warehouse.snapshots import current_version
+        from release.local_store import current_version
 
         outcome.published_version = current_version(Path(settings.snapshots_dir))
     return outcome

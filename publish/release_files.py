@@ -19,7 +19,7 @@ marts were built with, read from the snapshot: the whole release speaks of one a
 
 A publish writes only what changed since the release being served (``FileMaker``). Each file
 and its compressed copies (or the sitemaps, together) are keyed by what they are made from: the
-tables they read, by their keys in the snapshot (``warehouse.snapshots.table_key``), and the
+tables they read, by their keys in the snapshot (``publish.snapshot_copy.table_key``), and the
 code that writes them (``producer_digest``). A document written in Python counts every table
 as read, as it may read any; a table's distribution, written by one statement, only that table.
 The keys go into the manifest; a file whose key the release being served recorded is
@@ -85,11 +85,11 @@ from release.folder import (
     deflate_head,
     gzip_trailer,
 )
+from release.local_store import rows_of, sql_string, table_keys
+from release.manifest import PublishedRelease, ReleaseError, ReleaseFile
 from release.snapshot import Snapshot, read_snapshot
 from warehouse.contract import STORED_ORDER, TABLE_QUERIES
-from warehouse.manifest import PublishedRelease, ReleaseError, ReleaseFile
 from warehouse.reference_data import SECTIONS
-from warehouse.snapshots import SnapshotInfo, previous_release, publish, rows_of, sql_string, table_keys
 
 ZSTD_LEVEL = 9
 ZSTD_MUST_SAVE = 0.05  # of the gzip copy's size, or no zstd copy is kept
@@ -624,15 +624,3 @@ def previous_pages(previous: PublishedRelease | None) -> dict[str, Any]:
         return PageIndex.read(previous.folder).by_path()
     except (OSError, ValueError, ReleaseError):
         return {}
-
-
-def publish_release(store: Path, build_warehouse: Path, **options: Any) -> SnapshotInfo:
-    """Publish the marts of ``build_warehouse`` as a release with every file the server sends,
-    taking what did not change from the release being served."""
-    previous = previous_release(store)
-    return publish(
-        store,
-        build_warehouse,
-        write_files=lambda folder, snapshot_file: write_release_files(folder, snapshot_file, previous),
-        **options,
-    )

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from warehouse.manifest import Manifest, ReleaseError, ReleaseFile, read_manifest, verify
+from release.manifest import Manifest, ReleaseError, ReleaseFile, read_manifest, verify
 
 # Content codings a release carries copies in, best first; identity is the file itself.
 ENCODINGS: dict[str, str] = {"zstd": ".zst", "gzip": ".gz"}

@@ -2,7 +2,7 @@
 
 The follower polls the store's pointer. When it names a release the local cache lacks, the
 release is downloaded into the cache and checked file by file against its manifest
-(``release.store``); only then does the cache's ``CURRENT`` move, and the server's
+(``release.object_store``); only then does the cache's ``CURRENT`` move, and the server's
 ``SnapshotHolder`` (which reads the cache like any local store) verifies and switches to it.
 A release that cannot be downloaded whole is never served: the previous one stays, the log
 says why, and the follower tries again, backing off to once a minute.
@@ -22,10 +22,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from warehouse.snapshots import current_version, prune
+from release.local_store import current_version, prune
 
 if TYPE_CHECKING:
-    from release.store import ReleaseStore
+    from release.object_store import ReleaseStore
 
 log = logging.getLogger("reuse_data.replica")
 STORE_POLL_SECONDS = 2.0  # one small GET per replica; a new release is seen within this

@@ -22,8 +22,8 @@ import duckdb
 from foundations.problem_details import ProblemError
 from foundations.release_caches import ReleaseCaches
 from release.folder import Release
+from release.local_store import SNAPSHOT_FILE, current_version, release_path, rows_of
 from warehouse.contract import DATA_DICTIONARY_TABLE, SERVED_TABLES, TABLE_QUERIES
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path, rows_of
 
 log = logging.getLogger("reuse_data.serve")
 POLL_SECONDS = 1.0

@@ -165,7 +165,7 @@ def command_questions(args: argparse.Namespace) -> int:
 
 
 def command_snapshots_list(args: argparse.Namespace) -> int:
-    from warehouse.snapshots import list_snapshots
+    from release.local_store import list_snapshots
 
     if args.store:
         return _list_store(args.store)
@@ -188,7 +188,7 @@ def command_snapshots_list(args: argparse.Namespace) -> int:
 
 def _list_store(url: str) -> int:
     """The releases in the object store at ``url``, newest first, the one its pointer names starred."""
-    from release.store import ReleaseStore, StoreError
+    from release.object_store import ReleaseStore, StoreError
 
     try:
         store = ReleaseStore.open(url)
@@ -206,8 +206,8 @@ def _list_store(url: str) -> int:
 
 
 def command_snapshots_rollback(args: argparse.Namespace) -> int:
-    from release.store import ReleaseStore, StoreError
-    from warehouse.snapshots import SnapshotError, rollback, versions
+    from release.local_store import SnapshotError, rollback, versions
+    from release.object_store import ReleaseStore, StoreError
 
     settings = load_settings()
     try:
@@ -230,8 +230,8 @@ def command_snapshots_rollback(args: argparse.Namespace) -> int:
 
 
 def command_snapshots_push(args: argparse.Namespace) -> int:
-    from release.store import ReleaseStore, StoreError
-    from warehouse.snapshots import SnapshotError, current_version, describe
+    from release.local_store import SnapshotError, current_version, describe
+    from release.object_store import ReleaseStore, StoreError
 
     settings = load_settings()
     if not settings.publish_to:
@@ -275,8 +275,8 @@ def command_serve(args: argparse.Namespace) -> int:
     from uvicorn.supervisors import Multiprocess
 
     from foundations.http_limits import BOUNDED_HTTP
+    from release.local_store import current_version
     from serve.app import create_app
-    from warehouse.snapshots import current_version
 
     if args.workers < 1:
         _print("error: --workers must be at least 1")
@@ -287,7 +287,7 @@ def command_serve(args: argparse.Namespace) -> int:
     if args.access_log:
         settings = dataclasses.replace(settings, access_log=args.access_log == "json")
     if settings.serve_from:
-        from release.store import ReleaseStore, StoreError
+        from release.object_store import ReleaseStore, StoreError
 
         try:
             store = ReleaseStore.open(settings.serve_from)
@@ -335,9 +335,9 @@ def command_mcp(args: argparse.Namespace) -> int:
     import asyncio
     import contextlib
 
+    from release.local_store import current_version
     from serve.app import log_to_stderr
     from serve.mcp_server.server import serve_stdio
-    from warehouse.snapshots import current_version
 
     settings = load_settings()
     if current_version(settings.snapshots_dir) is None:

@@ -71,8 +71,8 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
 
     if settings.serve_from:
         # Imported here: a server of local releases has no use for the S3 client (4 MB resident).
+        from release.object_store import ReleaseStore
         from release.replica import ReleaseFollower
-        from release.store import ReleaseStore
 
         store = ReleaseStore.open(settings.serve_from)
         remedy = f"publish one to {store.url} (`reuse-data build` with REUSE_DATA_PUBLISH_TO={store.url})"

@@ -25,6 +25,7 @@ from ask.fusion import FusionModel
 from ask.language import LANGUAGES
 from inputs.ask_inputs import FITTED_SPLIT, QUESTIONS_FOLDER, digest_of, load_questions
 from pipelines.resources import SettingsResource, WarehouseResource
+from release.local_store import rows_of
 from warehouse.contract import (
     ASK_DECISION_TABLE,
     ASK_LEXICON_TABLE,
@@ -34,7 +35,6 @@ from warehouse.contract import (
     MARTS_SCHEMA,
     TABLE_QUERIES,
 )
-from warehouse.snapshots import rows_of
 
 HELD_OUT_SPLIT = "test"
 

@@ -12,6 +12,7 @@ from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResul
 from ask.index import AskIndex
 from ask.stored_index import index_tables
 from pipelines.resources import WarehouseResource
+from release.local_store import rows_of
 from warehouse.contract import (
     ASK_ENTRY_ORDER_TABLE,
     ASK_LEXICON_TABLE,
@@ -19,7 +20,6 @@ from warehouse.contract import (
     MARTS_SCHEMA,
     TABLE_QUERIES,
 )
-from warehouse.snapshots import rows_of
 
 SOURCES = ("recommendations", "answers", "categories")
 DESCRIPTIONS = {

@@ -7,7 +7,6 @@ about a product type next to the library's (an electric toothbrush beside the ba
 the no-match answer rather than the nearest entry's.
 """
 
-import time
 
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
@@ -34,8 +33,7 @@ from warehouse.contract import (
 def ask_uncovered_vectors(
     context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
 ) -> MaterializeResult:
-    started = time.perf_counter()
-    encoder, questions, embedded = embed_into(
+    return embed_into(
         warehouse,
         settings,
         f"SELECT DISTINCT sha256(question), question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY 1",
@@ -46,12 +44,4 @@ def ask_uncovered_vectors(
         f"JOIN incoming ON incoming.sha256 = sha256(seed.question) "
         f"ORDER BY seed.topic, seed.language, incoming.sha256",
         context.log.info,
-    )
-    return MaterializeResult(
-        metadata={
-            "dagster/row_count": questions,
-            "model": encoder.model_id,
-            "embedded": embedded,
-            "seconds": round(time.perf_counter() - started, 2),
-        }
     )

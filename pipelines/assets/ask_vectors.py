@@ -48,11 +48,12 @@ def embed_into(
     texts_sql: str,
     table_sql: str,
     log: Callable[[str], None],
-) -> tuple[Encoder, int, int]:
+) -> MaterializeResult:
     """Embed the (sha256, text) rows ``texts_sql`` reads with the encoder ``marts.ask_encoder`` names
     (through the vector cache), then run ``table_sql``, which reads them as ``incoming`` (sha256,
-    vector) and takes the model's id as its one parameter. The encoder, how many distinct texts there
-    were and how many were embedded now."""
+    vector) and takes the model's id as its one parameter. The asset's result: the model, how many
+    distinct texts there were, how many were embedded now and how many came from the cache."""
+    started = time.perf_counter()
     with warehouse.connect() as connection:
         texts = dict(connection.execute(texts_sql).fetchall())
         connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
@@ -69,7 +70,17 @@ def embed_into(
     with warehouse.connect() as connection:
         connection.register("incoming", incoming)
         connection.execute(table_sql, [encoder.model_id])
-    return encoder, len(hashes), embedded
+    seconds = time.perf_counter() - started
+    log(f"{len(hashes)} distinct texts: {embedded} embedded, {len(hashes) - embedded} cached ({seconds:.1f} s)")
+    return MaterializeResult(
+        metadata={
+            "dagster/row_count": len(hashes),
+            "model": encoder.model_id,
+            "embedded": embedded,
+            "cached": len(hashes) - embedded,
+            "seconds": round(seconds, 2),
+        }
+    )
 
 
 @asset(
@@ -83,8 +94,7 @@ def embed_into(
 def ask_entry_vectors(
     context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
 ) -> MaterializeResult:
-    started = time.perf_counter()
-    encoder, texts, embedded = embed_into(
+    return embed_into(
         warehouse,
         settings,
         f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256",
@@ -94,16 +104,4 @@ def ask_entry_vectors(
         f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming ON incoming.sha256 = texts.text_sha256 "
         f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
         context.log.info,
-    )
-    seconds = time.perf_counter() - started
-    context.log.info(f"{texts} distinct texts: {embedded} embedded, {texts - embedded} cached ({seconds:.1f} s)")
-    return MaterializeResult(
-        metadata={
-            "dagster/row_count": texts,
-            "model": encoder.model_id,
-            "texts": texts,
-            "embedded": embedded,
-            "cached": texts - embedded,
-            "seconds": round(seconds, 2),
-        }
     )

@@ -8,8 +8,8 @@ from dagster import AssetExecutionContext, AssetKey, MaterializeResult, Metadata
 from intake.store import IntakeStore
 from pipelines.project import published_marts
 from pipelines.resources import SettingsResource, WarehouseResource
-from publish.release_files import publish_release
-from release.store import ReleaseStore
+from publish.new_release import publish_release
+from release.object_store import ReleaseStore
 from warehouse.asked_questions import ASKED_QUESTIONS_TABLE
 from warehouse.contract import ASK_TABLES, MARTS_SCHEMA
 

@@ -31,6 +31,7 @@ from starlette.types import Receive, Scope, Send
 from foundations.media_types import JSON, media_type_of, with_charset
 from foundations.problem_details import ProblemError
 from release.folder import ENCODINGS, PackedRecord, Release
+from release.manifest import ReleaseFile
 from serve.http.compression import negotiate
 from serve.http.conditional import (
     CACHE_CONTROL,
@@ -40,7 +41,6 @@ from serve.http.conditional import (
     send_not_modified,
 )
 from serve.http.scope import request_headers
-from warehouse.manifest import ReleaseFile
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 PIECE_BYTES = 1024 * 1024

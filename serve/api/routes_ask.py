@@ -1,4 +1,4 @@
-"""ask.json: the first call a client makes for a question (SPEC.md, behaviour rules for ask)."""
+"""ask.json: the first call a client makes for a question, answered with one URL to cite."""
 
 from __future__ import annotations
 

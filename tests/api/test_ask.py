@@ -26,11 +26,11 @@ from ask.fusion import FusionModel
 from ask.language import LANGUAGES
 from foundations.settings import load_settings
 from inputs.ask_inputs import load_questions
+from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.api.conftest import BASE_URL
 from tests.conftest import DEMO, PROJECT_ROOT
 from tests.support.harness import Server
-from warehouse.snapshots import current_version
 
 FALLBACK = f"{BASE_URL}/guides/start-here"
 SEEDS = PROJECT_ROOT / "sql" / "seeds"

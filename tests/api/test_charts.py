@@ -12,11 +12,11 @@ from urllib.parse import urlsplit
 import html5lib
 import pytest
 
+from release.local_store import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 from serve.html.charts import Protocol, Slot, strip_chart
 from serve.html.site import LABELS
 from tests.support.harness import Server
 from tests.support.site_pages import parsed
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 
 SVG = "{http://www.w3.org/2000/svg}"
 WIDTH = 400  # the charts' viewBox width

@@ -14,12 +14,12 @@ import html5lib
 import pytest
 
 from publish.crawler_files import SITEMAP_MAX_BYTES, SITEMAP_MAX_URLS, write_sitemaps
+from release.local_store import SNAPSHOT_FILE, current_version, release_path
 from release.snapshot import read_snapshot
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Reply, Server
 from tests.support.site_pages import HREFLANGS, OG_LOCALES, PAGE_TYPES, SITEMAP_NS, XHTML_NS, all_changes, local
 from warehouse.reference_data import SECTIONS
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path
 
 _MARKDOWN_LINK = re.compile(r"^- \[([^\]]+)\]\((\S+)\): (.+)$")
 

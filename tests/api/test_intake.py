@@ -21,11 +21,11 @@ import pytest
 from intake.cli import is_loopback
 from intake.store import IntakeStore
 from pipelines.sensors import ABANDONED_TAG
+from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.conftest import PROJECT_ROOT, run_cli
 from tests.support.harness import Server, copy_home, dagster_daemon, free_port, home_environment, running, serving
 from tests.support.intake_sheets import SLOT, TESTER, good_row, sheet, upload
-from warehouse.snapshots import current_version
 
 MAX_BYTES = 64 * 1024
 

@@ -23,8 +23,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from foundations.settings import PROJECT_ROOT
-from publish.release_files import publish_release
-from release.store import ReleaseStore
+from publish.new_release import publish_release
+from release.object_store import ReleaseStore
 from tests.conftest import run_cli
 from tests.support.harness import Server, copy_home, home_environment, serving
 from tests.support.release_store import publish_to, wait_until_serving

@@ -21,14 +21,14 @@ from urllib.parse import urlsplit
 import obstore
 import pytest
 
-from publish.release_files import publish_release
-from release.store import ReleaseStore, StoreError
+from publish.new_release import publish_release
+from release.local_store import current_version, versions
+from release.manifest import MANIFEST_FILE, read_manifest, verify
+from release.object_store import ReleaseStore, StoreError
 from tests.conftest import PROJECT_ROOT, run_cli
 from tests.support.harness import Server, copy_home, home_environment, home_layout
 from tests.support.release_store import CONVERGE_SECONDS, publish_to, wait_until_serving
 from tests.support.seaweedfs import BUCKET, SeaweedFS
-from warehouse.manifest import MANIFEST_FILE, read_manifest, verify
-from warehouse.snapshots import current_version, versions
 
 DAGSTER = str(Path(sys.executable).parent / "dagster")
 

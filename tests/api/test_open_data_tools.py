@@ -13,11 +13,11 @@ import duckdb
 import pytest
 
 from public.table_descriptions import UndescribedColumn, describe_table
+from release.local_store import SNAPSHOT_FILE, current_version, release_path, rows_of
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Server, distributed_tables
 from warehouse.contract import DATA_DICTIONARY_TABLE
 from warehouse.reference_data import seed_rows
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, release_path, rows_of
 
 
 def on_this_server(document: dict, server: Server) -> dict:

@@ -19,9 +19,9 @@ from pathlib import Path
 import duckdb
 
 from foundations.settings import PROJECT_ROOT, load_settings
+from release.local_store import current_version, open_snapshot, snapshot_path
 from tests.support.harness import copy_home, home_environment, serving
 from warehouse.asked_questions import RECORD_FIELDS
-from warehouse.snapshots import current_version, open_snapshot, snapshot_path
 
 QUESTION = "Which flask fits a bike bottle cage?"  # on topic, but no entry says it (an unanswered question)
 ENTRY = "insulated-bottles-cold-summer-hike"  # the entry an editor decides answers it

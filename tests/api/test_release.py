@@ -21,13 +21,14 @@ import zstandard
 
 from foundations.media_types import media_type_of
 from public.table_descriptions import croissant_format
-from publish.release_files import DOCUMENTS, publish_release
+from publish.new_release import publish_release
+from publish.release_files import DOCUMENTS
 from release.folder import DATA_PACKAGE, DATASET, PAGE_ENVELOPE, PAGE_PATHS, Release
+from release.local_store import SNAPSHOT_FILE, current_version, open_snapshot, release_path
+from release.manifest import Manifest, read_manifest, verify
 from serve.api.routes_catalogue import FIXED_DOCUMENTS
 from tests.api.conftest import BASE_URL
 from tests.support.harness import Server, copy_home, distributed_tables, home_layout, serving
-from warehouse.manifest import Manifest, read_manifest, verify
-from warehouse.snapshots import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 
 DOWNLOADS = "/api/public/downloads"
 

@@ -27,12 +27,12 @@ from ask.encoder_models import ModelStore
 from ask.engine import MissingTables
 from foundations.problem_details import ProblemError
 from foundations.settings import load_settings
-from publish.release_files import publish_release
+from publish.new_release import publish_release
+from release.local_store import SNAPSHOT_FILE, SnapshotError, current_version, new_version, release_path, rollback
+from release.manifest import MANIFEST_FILE, read_manifest, write_manifest
 from release.snapshot import SnapshotHolder
 from serve.api.routes_ask import prepare_ask
 from tests.support.harness import Reply, Server, copy_home, serving
-from warehouse.manifest import MANIFEST_FILE, read_manifest, write_manifest
-from warehouse.snapshots import SNAPSHOT_FILE, SnapshotError, current_version, new_version, release_path, rollback
 
 HAMMERED = [  # every operation of the API, and the two corpus exports
     "/api/public/products.json",

@@ -19,7 +19,7 @@ import pytest
 
 from benchmarks.load import peak_rss_growth
 from public.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
-from publish.release_files import publish_release
+from publish.new_release import publish_release
 from serve.api.routes_bench import MAX_PAGE_ROWS, SEND_BYTES
 from tests.support.harness import Server, copy_home, inflate_bench, serving
 

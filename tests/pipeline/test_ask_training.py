@@ -23,9 +23,9 @@ from ask.model_delta import apply_model_delta
 from ask.training_set import training_set
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from pipelines.build import latest_materialization_metadata
+from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.conftest import copy_demo, run_cli
-from warehouse.snapshots import current_version
 
 NEW_QUESTION = {"question": "which flask keeps soup hot on a cold football touchline", "expected": ["food-jars-01"]}
 

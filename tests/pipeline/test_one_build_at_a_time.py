@@ -19,9 +19,9 @@ from pathlib import Path
 import pytest
 from dagster import DagsterInstance
 
+from release.local_store import versions
 from tests.conftest import PROJECT_ROOT
 from tests.support.harness import home_environment, home_layout
-from warehouse.snapshots import versions
 
 WAITING = "is already running; waiting for it to finish"
 RUNNING_BUILD = r"a build \(run (?P<run>[0-9a-f-]{36}), started by cli at [0-9: -]+ UTC\)"

@@ -4,9 +4,12 @@ by a marker, so that a test can tell which build a snapshot was published from."
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import duckdb
 
+from publish.new_release import publish_release
+from release.local_store import SnapshotInfo
 from warehouse.contract import (
     ASK_ENTRY_ORDER_TABLE,
     ASK_TABLES,
@@ -62,3 +65,11 @@ def make_build_warehouse(path: Path, marker: int, tables=PUBLISHED, vectors: boo
         connection.execute(f'CREATE OR REPLACE TABLE marts."{table}" AS SELECT {marker} AS marker{extra}')
     connection.close()
     return path
+
+
+def publish_snapshot_alone(store: Path, build_warehouse: Path, **options: Any) -> SnapshotInfo:
+    """``publish_release`` of a small build warehouse, without the server's files unless
+    ``write_files`` is given: its marts hold too little for them, and these checks are of the
+    snapshot, the staging and the switch."""
+    options.setdefault("write_files", lambda folder, snapshot_file, previous: None)
+    return publish_release(store, build_warehouse, **options)

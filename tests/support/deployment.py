@@ -21,7 +21,7 @@ from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from release.store import ReleaseStore
+from release.object_store import ReleaseStore
 from tests.support.harness import Server, free_port, home_environment, running
 from tests.support.hosts import Host, HostsUnavailable, private_hosts
 from tests.support.nginx import balancer
@@ -41,7 +41,7 @@ class Deployment:
 
     def publish(self) -> str:
         """A new release of the warehouse, uploaded and pointed at; its version."""
-        from publish.release_files import publish_release
+        from publish.new_release import publish_release
 
         return publish_release(self.local_releases, self.warehouse, before_switch=self.store.publish).version
 

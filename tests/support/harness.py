@@ -29,9 +29,9 @@ from pathlib import Path
 import duckdb
 
 from foundations.settings import PROJECT_ROOT, Settings, load_settings
-from publish.release_files import publish_release
+from publish.new_release import publish_release
+from publish.snapshot_copy import published_tables
 from warehouse.contract import CHECKED_TABLES, DATA_DICTIONARY_TABLE, MARTS_SCHEMA
-from warehouse.snapshots import published_tables
 
 
 @dataclass

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from publish.release_files import publish_release
-from release.store import ReleaseStore
+from publish.new_release import publish_release
+from release.object_store import ReleaseStore
 from tests.support.harness import Server, home_layout, serving
 from tests.support.seaweedfs import SeaweedFS
 

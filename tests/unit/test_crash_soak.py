@@ -6,9 +6,9 @@ from pathlib import Path
 import pytest
 
 from benchmarks.crash_soak import Round, check_snapshot, leftovers, phase_of, summary
-from tests.support.build_warehouses import make_build_warehouse
+from release.local_store import CURRENT_FILE
+from tests.support.build_warehouses import make_build_warehouse, publish_snapshot_alone
 from tests.support.harness import home_layout
-from warehouse.snapshots import CURRENT_FILE, publish
 
 
 def test_the_phase_follows_the_builds_progress_lines():
@@ -52,9 +52,9 @@ def test_leftovers_are_the_temporary_files_outside_dagsters_storage(tmp_path: Pa
 def test_the_snapshot_after_a_kill_is_kept_new_or_an_error(tmp_path: Path):
     home = tmp_path / "home"
     store = home_layout(home).snapshots_dir
-    before = publish(store, make_build_warehouse(tmp_path / "build.duckdb", 1)).version
+    before = publish_snapshot_alone(store, make_build_warehouse(tmp_path / "build.duckdb", 1)).version
     assert check_snapshot(home, before) == "kept"
-    publish(store, make_build_warehouse(tmp_path / "build.duckdb", 2))
+    publish_snapshot_alone(store, make_build_warehouse(tmp_path / "build.duckdb", 2))
     assert check_snapshot(home, before) == "new"
     (store / CURRENT_FILE).write_text("20991231T000000000Z\n")
     with pytest.raises(SystemExit, match="not a complete snapshot"):

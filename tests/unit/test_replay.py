@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute
 from release.snapshot import Snapshot, SnapshotHolder
 from serve.http.replay import REPLAYED, RESPONSES_KEPT, Varies, replayed, varies_on
 from serve.http.responses import answer_with_validators
+from tests.support.asgi import get_scope
 
 ANSWERED: list[str] = []  # the language of each answer ``greeting`` made
 
@@ -45,20 +46,7 @@ async def undeclared(request: Request) -> Response:
 
 def get(app: Starlette, path: str, headers: dict[str, str]) -> tuple[int, dict[str, str], bytes]:
     """One GET through the ASGI app: its status, headers and body."""
-    scope: dict[str, Any] = {
-        "type": "http",
-        "asgi": {"version": "3.0"},
-        "http_version": "1.1",
-        "method": "GET",
-        "scheme": "http",
-        "path": path,
-        "raw_path": path.encode(),
-        "root_path": "",
-        "query_string": b"",
-        "headers": [(k.lower().encode(), v.encode()) for k, v in headers.items()],
-        "server": ("testserver", 80),
-        "client": ("127.0.0.1", 1234),
-    }
+    scope = get_scope(path, headers=headers)
     sent: list[dict[str, Any]] = []
 
     async def receive() -> dict[str, Any]:

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import duckdb
 
-from tests.support.build_warehouses import PUBLISHED, make_build_warehouse
+from release.local_store import SNAPSHOT_FILE, open_snapshot, prune, table_keys, versions
+from release.manifest import read_manifest, verify
+from tests.support.build_warehouses import PUBLISHED, make_build_warehouse, publish_snapshot_alone
 from warehouse.contract import DATA_DICTIONARY_TABLE
-from warehouse.manifest import read_manifest, verify
-from warehouse.snapshots import SNAPSHOT_FILE, open_snapshot, prune, publish, table_keys, versions
 
 
 def at(minute: int) -> dt.datetime:
@@ -28,7 +28,7 @@ def markers(snapshot: Path) -> dict[str, int]:
         }
 
 
-def write_files(folder: Path, snapshot_file: Path) -> None:
+def write_files(folder: Path, snapshot_file: Path, previous: object) -> None:
     (folder / "api").mkdir()
     (folder / "api" / "products.json").write_bytes(b'{"products": []}')
 
@@ -36,8 +36,8 @@ def write_files(folder: Path, snapshot_file: Path) -> None:
 def test_an_unchanged_build_is_published_from_the_snapshot_before(tmp_path: Path):
     build = make_build_warehouse(tmp_path / "build.duckdb", 1)
     store = tmp_path / "snapshots"
-    first = publish(store, build, now=at(0), write_files=write_files)
-    second = publish(store, build, now=at(1), write_files=write_files)
+    first = publish_snapshot_alone(store, build, now=at(0), write_files=write_files)
+    second = publish_snapshot_alone(store, build, now=at(1), write_files=write_files)
     assert first.kept_tables == () and set(second.kept_tables) == set(PUBLISHED)
     assert "api/products.json" in second.shared_files and SNAPSHOT_FILE not in second.shared_files
     assert (first.path / "api/products.json").stat().st_ino == (second.path / "api/products.json").stat().st_ino
@@ -52,12 +52,12 @@ def test_an_unchanged_build_is_published_from_the_snapshot_before(tmp_path: Path
 
 def test_a_changed_table_is_copied_again_and_a_table_no_longer_published_is_dropped(tmp_path: Path):
     store = tmp_path / "snapshots"
-    publish(store, make_build_warehouse(tmp_path / "build.duckdb", 1), now=at(0))
+    publish_snapshot_alone(store, make_build_warehouse(tmp_path / "build.duckdb", 1), now=at(0))
     build = make_build_warehouse(tmp_path / "build.duckdb", 1)
     with duckdb.connect(str(build)) as connection:
         connection.execute("UPDATE marts.products SET marker = 2")
         connection.execute(f"DELETE FROM marts.{DATA_DICTIONARY_TABLE} WHERE table_name = 'claims'")
-    info = publish(store, build, now=at(1))
+    info = publish_snapshot_alone(store, build, now=at(1))
     assert "claims" not in info.tables and "claims" not in markers(info.path / SNAPSHOT_FILE)
     assert set(info.kept_tables) == set(PUBLISHED) - {"products", "claims", DATA_DICTIONARY_TABLE}
     assert markers(info.path / SNAPSHOT_FILE) == {
@@ -75,10 +75,10 @@ def test_a_snapshot_mostly_changed_is_written_whole(tmp_path: Path):
             "CREATE OR REPLACE TABLE marts.products AS SELECT 1 AS marker, range AS n, md5(range::VARCHAR) AS text "
             "FROM range(300000)"
         )
-    publish(store, build, now=at(0))
+    publish_snapshot_alone(store, build, now=at(0))
     with duckdb.connect(str(build)) as connection:
         connection.execute("UPDATE marts.products SET marker = 2 WHERE n = 0")
-    info = publish(store, build, now=at(1))
+    info = publish_snapshot_alone(store, build, now=at(1))
     assert info.kept_tables == ()
     assert markers(info.path / SNAPSHOT_FILE)["products"] == 2
 
@@ -86,13 +86,15 @@ def test_a_snapshot_mostly_changed_is_written_whole(tmp_path: Path):
 def test_removing_the_older_release_leaves_the_newer_whole(tmp_path: Path):
     build = make_build_warehouse(tmp_path / "build.duckdb", 1)
     store = tmp_path / "snapshots"
-    first = publish(store, build, now=at(0), write_files=write_files)
-    second = publish(store, build, now=at(1), write_files=write_files)
+    first = publish_snapshot_alone(store, build, now=at(0), write_files=write_files)
+    second = publish_snapshot_alone(store, build, now=at(1), write_files=write_files)
     shared = second.path / "api/products.json"
     assert os.stat(shared).st_nlink == 2
     assert prune(store, keep=1) == [first.version] and versions(store) == [second.version]
     assert not first.path.exists() and os.stat(shared).st_nlink == 1
     verify(second.path, read_manifest(second.path))
     assert shared.read_bytes() == b'{"products": []}'
-    third = publish(store, build, now=at(2), write_files=write_files)  # and the next publish links from it
+    third = publish_snapshot_alone(
+        store, build, now=at(2), write_files=write_files
+    )  # and the next publish links from it
     assert (third.path / "api/products.json").stat().st_ino == shared.stat().st_ino

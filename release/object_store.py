@@ -1,6 +1,6 @@
 """Releases in an S3-compatible object store: publish uploads them, replicas download them.
 
-The store mirrors the local release folders (``warehouse.snapshots``) under one prefix::
+The store mirrors the local release folders (``release.local_store``) under one prefix::
 
     s3://bucket/prefix/releases/<version>/<path>    every file of the release, manifest.json last
     s3://bucket/prefix/current                      the version replicas serve, one line
@@ -37,8 +37,8 @@ from pathlib import Path
 import obstore
 from obstore.store import S3Store
 
-from warehouse.manifest import MANIFEST_FILE, Manifest, PublishedRelease, ReleaseError, ReleaseFile, read_manifest
-from warehouse.snapshots import is_version, point_current, previous_release, release_path, staged_release
+from release.local_store import is_version, point_current, previous_release, release_path, staged_release
+from release.manifest import MANIFEST_FILE, Manifest, PublishedRelease, ReleaseError, ReleaseFile, read_manifest
 
 POINTER = "current"
 RELEASES = "releases"
