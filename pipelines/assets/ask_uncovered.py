@@ -7,7 +7,6 @@ about a product type next to the library's (an electric toothbrush beside the ba
 the no-match answer rather than the nearest entry's.
 """
 
-
 from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
 from ask.encoder import DIMENSIONS
