@@ -132,3 +132,20 @@ def test_no_module_imports_itself_through_others():
     graph = {name: modules_imported(source, set(sources)) - {name} for name, source in sources.items()}
     cycle = import_cycle(graph)
     assert cycle is None, "an import cycle: " + " -> ".join(cycle or [])
+
+
+def test_the_architecture_table_names_every_module():
+    """A newcomer finds any behaviour in one hop: each module of the packages is named, by its
+    path, in docs/architecture.md's table of concerns."""
+    table = "\n".join(
+        line
+        for line in (PROJECT_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8").splitlines()
+        if line.startswith("| ")
+    )
+    unnamed = [
+        str(path)
+        for package in MAY_IMPORT
+        for source in sorted((PROJECT_ROOT / package).rglob("*.py"))
+        if source.name != "__init__.py" and f"`{(path := source.relative_to(PROJECT_ROOT))}`" not in table
+    ]
+    assert not unnamed, "modules docs/architecture.md's table does not name: " + ", ".join(unnamed)
