@@ -56,8 +56,8 @@ class Tuning:
     # Nor below this score, per language of the question (``AskIndex.question_language``): a few
     # common words shared are not a match. Each analysis has a scale of its own (a Vietnamese
     # word is two or three syllables, each a term; a Han character counts in two bigrams at half
-    # weight), so each language has its threshold, calibrated on the labelled set by
-    # ``ask.evaluation.calibrate_min_scores``.
+    # weight), so each language has its threshold, set once from the dev split of the labelled
+    # questions (``TUNED``); the trained engine also divides a language's scores by it (``AskEngine.features``).
     min_score: Mapping[str, float]
     sure_coverage: float  # ...unless it covers this share of the question (a short query, fully found)
     unknown_han_bigram: float  # share of an unknown word's weight that an unknown Han bigram counts
