@@ -45,8 +45,12 @@ dev: setup  ## the Dagster UI (dagster dev) on the same assets, http://127.0.0.1
 	@$(BIN)/python -c "from pipelines.build import prepare_environment; from foundations.settings import load_settings; prepare_environment(load_settings())"
 	DAGSTER_HOME=$(REUSE_DATA_HOME)/dagster $(BIN)/dagster dev -w workspace.yaml
 
-test: lint  ## lint + the whole test suite (what CI runs)
-	$(BIN)/python -m pytest
+# The suite's modules run on TEST_WORKERS processes at once (pytest-xdist), each module whole on
+# one of them, so its module-scoped builds and servers are made once: most of a build is one busy
+# core. TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= 2
+test: lint  ## lint + the whole test suite (what CI runs), on TEST_WORKERS processes (default 2)
+	$(BIN)/python -m pytest -n $(TEST_WORKERS) --dist loadfile
 
 lint: setup  ## ruff: lint rules and formatting
 	$(BIN)/ruff check .
