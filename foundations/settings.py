@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
@@ -57,6 +57,8 @@ class Settings:
         (``serve.operations.question_log``); ``REUSE_DATA_QUESTION_LOG`` (``on``, the default, or ``off``).
     question_retention_days: how many days of questions a build keeps before dropping the older
         day files; ``REUSE_DATA_QUESTION_RETENTION_DAYS``, 90 by default.
+    tester_token: the token `reuse-data upload` sends for a tester, on the tester's machine
+        (``--token`` wins); ``REUSE_DATA_TOKEN``. Kept out of the settings' repr.
     """
 
     home: Path
@@ -75,6 +77,7 @@ class Settings:
     ask_training: str = "full"
     question_log: bool = True
     question_retention_days: int = DEFAULT_QUESTION_RETENTION_DAYS
+    tester_token: str = field(default="", repr=False)
 
     @property
     def warehouse_path(self) -> Path:
@@ -143,6 +146,7 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
         question_retention_days=_non_negative_integer(
             env, "REUSE_DATA_QUESTION_RETENTION_DAYS", DEFAULT_QUESTION_RETENTION_DAYS
         ),
+        tester_token=env.get("REUSE_DATA_TOKEN", "").strip(),
     )
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import json
-import os
 import secrets
 import sys
 import urllib.error
@@ -176,7 +175,7 @@ def verdict_lines(status: int, body: dict[str, Any]) -> list[str]:
 
 
 def command_upload(args: argparse.Namespace) -> int:
-    token = args.token or os.environ.get("REUSE_DATA_TOKEN", "")
+    token = args.token or load_settings().tester_token
     path = Path(args.file)
     if not token:
         _print("error: no token; pass --token or set REUSE_DATA_TOKEN (ask the lab lead for one)")

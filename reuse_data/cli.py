@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 from collections.abc import Callable
@@ -61,13 +62,14 @@ def _print(line: str) -> None:
 
 
 def command_build(args: argparse.Namespace) -> int:
+    settings = load_settings()
     if args.inputs:
         inputs = Path(args.inputs).expanduser().resolve()
         if not (inputs / "editorial").is_dir():
             _print(f"error: {inputs} has no editorial/ folder; point --inputs at a folder laid out like demo/")
             return 2
-        os.environ["REUSE_DATA_INPUTS"] = str(inputs)
-    settings = load_settings()
+        # Handed on as a setting: the build passes its settings to Dagster's run (pipelines.build).
+        settings = dataclasses.replace(settings, inputs=inputs)
     from pipelines.build import run_build
     from pipelines.build_lock import BuildAlreadyRunning
 
@@ -268,7 +270,6 @@ def command_demo_generate(args: argparse.Namespace) -> int:
 
 
 def command_serve(args: argparse.Namespace) -> int:
-    import dataclasses
     import functools
 
     import uvicorn
