@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from intake.cli import command_upload
 from intake.store import TOKEN_PREFIX, IntakeError, IntakeStore
 from reuse_data.cli import build_parser
 
@@ -35,3 +36,15 @@ def test_a_revoked_tester_gets_a_new_token_and_the_old_one_stays_refused(tmp_pat
     new = store.add_tester("Eleni Papadaki")
     assert store.authenticate(new) == "Eleni Papadaki" and store.authenticate(old) is None
     assert [t.revoked_at for t in store.testers()] == [None]
+
+
+def test_upload_takes_the_token_from_the_environment_when_not_given(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+):
+    args = build_parser().parse_args(["upload", str(tmp_path / "missing.csv")])
+    monkeypatch.delenv("REUSE_DATA_TOKEN", raising=False)
+    assert command_upload(args) == 2
+    assert "no token; pass --token or set REUSE_DATA_TOKEN" in capfd.readouterr().out
+    monkeypatch.setenv("REUSE_DATA_TOKEN", TOKEN_PREFIX + "abc")
+    assert command_upload(args) == 2  # past the token, to the next check
+    assert f"error: no file {tmp_path / 'missing.csv'}" in capfd.readouterr().out
