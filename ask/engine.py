@@ -11,6 +11,7 @@ sourced answer first (``BENCH_EVIDENCE_BOOST``), and none is returned below its 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 import duckdb
@@ -30,6 +31,24 @@ class MissingTables(RuntimeError):
 
 
 LEXICAL_CANDIDATES = 32  # the lexical engine's best entries are always scored exactly by the dense side too
+# Why the most probable entry did not answer a question: it fell short of the decision's threshold,
+# or the question lies closer to a topic the library says it does not cover.
+BELOW_THRESHOLD = "below_threshold"
+UNCOVERED_TOPIC = "uncovered_topic"
+REFUSALS = (BELOW_THRESHOLD, UNCOVERED_TOPIC)
+
+
+@dataclass(frozen=True)
+class Ranking:
+    """What the engine made of a question: the entries that answer it (``matches``, empty for the
+    no-match answer) and, answered or not, the most probable entry, its probability and, when it
+    did not answer, why (``REFUSALS``). The last three are for the editors (the question log):
+    an unanswered question beside the entry that came closest says what to write or reword."""
+
+    matches: list[Match] = field(default_factory=list)
+    nearest: Entry | None = None  # None only for a blank question or an empty library
+    probability: float | None = None
+    refusal: str | None = None
 
 
 class AskEngine:
@@ -93,12 +112,16 @@ class AskEngine:
         return np.column_stack([columns[name] for name in FEATURES]).astype(np.float32)
 
     def search(self, question: str, limit: int, question_vector: np.ndarray | None = None) -> list[Match]:
+        """The entries that answer ``question`` (``rank``'s ``matches``)."""
+        return self.rank(question, limit, question_vector).matches
+
+    def rank(self, question: str, limit: int, question_vector: np.ndarray | None = None) -> Ranking:
         """The entries that answer ``question``, most probable first, at most ``limit``; none when
-        even the most probable is below the model's threshold (the no-match answer). Below the
-        first come the next most probable, whatever their probability: ``confidence`` says how far
-        each is from the first."""
+        even the most probable is below the model's threshold or the question is closer to an
+        uncovered topic (the no-match answer). Below the first come the next most probable,
+        whatever their probability: ``confidence`` says how far each is from the first."""
         if limit <= 0 or not question.strip() or not self.entries:
-            return []
+            return Ranking()
         if question_vector is None:
             question_vector = self.encoder.query(question)
         language = self.lexical.question_language(question)
@@ -106,12 +129,16 @@ class AskEngine:
         _, probability = self.model.decide(features, language)
         score = probability * self.boost
         best = int(np.argmax(score))
-        if probability[best] < self.model.threshold or self.closer_to_uncovered(question_vector, features):
-            return []
+        nearest, best_probability = self.entries[best], float(probability[best])
+        if best_probability < self.model.threshold:
+            return Ranking([], nearest, best_probability, BELOW_THRESHOLD)
+        if self.closer_to_uncovered(question_vector, features):
+            return Ranking([], nearest, best_probability, UNCOVERED_TOPIC)
         kept = np.argpartition(-score, limit - 1)[:limit] if len(score) > limit else np.arange(len(score))
         ranked = sorted(kept.tolist(), key=lambda n: (-float(score[n]), n))
         coverage = features[:, FEATURES.index("coverage")]
-        return [Match(self.entries[n], float(score[n]), float(coverage[n])) for n in ranked]
+        matches = [Match(self.entries[n], float(score[n]), float(coverage[n])) for n in ranked]
+        return Ranking(matches, nearest, best_probability)
 
     def closer_to_uncovered(self, question_vector: np.ndarray, features: np.ndarray) -> bool:
         """Whether the question sits closer to a question the library does not cover than to any entry text."""

@@ -27,11 +27,12 @@ from benchmarks.results import machine, markdown_table, report
 from foundations.settings import load_settings
 from public.openapi import ASK_PATH
 from serve.app import create_app
-from serve.operations.question_log import QuestionLog, record_question
+from serve.operations.question_log import Nearest, QuestionLog, record_question
 from tests.support.asgi import get_scope
 
 QUESTION = "which flask fits a bike bottle cage"
 ANSWER = {"query": QUESTION, "language": "en", "results": []}
+NEAREST = Nearest("https://example.org/guides/best-insulated-bottles", 0.31, "below_threshold")
 
 
 async def writer_cost(folder: Path, records: int) -> tuple[float, int]:
@@ -39,7 +40,7 @@ async def writer_cost(folder: Path, records: int) -> tuple[float, int]:
     log = QuestionLog(folder)
     started = time.perf_counter()
     for _ in range(records):
-        record_question(log, ANSWER, "20261126T000000000Z")
+        record_question(log, ANSWER, NEAREST, "20261126T000000000Z")
     log.close()
     seconds = time.perf_counter() - started
     lines = sum(path.read_bytes().count(b"\n") for path in folder.glob("*.jsonl"))

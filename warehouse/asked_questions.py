@@ -28,8 +28,12 @@ RECORD_FIELDS = {
     "question": "VARCHAR",  # as asked
     "language": "VARCHAR",  # the language of the answer
     "answered": "BOOLEAN",  # whether an entry answered it (``serve.operations.question_log.answered``)
-    "entry": "VARCHAR",  # the URL of the entry cited first, null when none answered
-    "confidence": "DOUBLE",  # that entry's confidence in ask.json, null when none answered
+    # The entry that came closest, answered or not (``serve.operations.question_log.Nearest``): the
+    # URL of the most probable entry (cited first when it answered), its probability under the
+    # release's decision, and why it did not answer (``ask.engine.REFUSALS``), null when it did.
+    "entry": "VARCHAR",
+    "probability": "DOUBLE",
+    "refusal": "VARCHAR",
     "release": "VARCHAR",  # the release that answered
 }
 RECORD_SUFFIX = ".jsonl"
@@ -88,7 +92,7 @@ def drop_expired(folder: Path, retention_days: int, today: dt.date) -> list[Path
 
 RAW_COLUMNS = (
     "asked_at TIMESTAMP, question VARCHAR, question_normalised VARCHAR, language VARCHAR, answered BOOLEAN, "
-    "entry VARCHAR, confidence DOUBLE, release VARCHAR, _source_file VARCHAR, _ingested_at TIMESTAMP"
+    "entry VARCHAR, probability DOUBLE, refusal VARCHAR, release VARCHAR, _source_file VARCHAR, _ingested_at TIMESTAMP"
 )
 
 
@@ -106,7 +110,7 @@ def load_asked_questions(connection: duckdb.DuckDBPyConnection, folder: Path, fi
         connection.execute(
             f"INSERT INTO {table} "
             "SELECT rtrim(time, 'Z')::TIMESTAMP, question, normalise_question(question), language, answered, "
-            "entry, confidence, release, substr(filename, length($folder) + 2), "
+            "entry, probability, refusal, release, substr(filename, length($folder) + 2), "
             "current_timestamp::TIMESTAMP "
             f"FROM read_json($files, format = 'newline_delimited', columns = {{{columns}}}, "
             "ignore_errors = true, filename = true) "
@@ -125,7 +129,7 @@ def most_asked_unanswered(
     (from the ``asked_questions`` mart): what an editor reads to decide what to write next."""
     since = (now - dt.timedelta(days=days)).replace(tzinfo=None)
     cursor = connection.execute(
-        "SELECT question, language, times_asked, last_seen, best_entry, best_confidence "
+        "SELECT question, language, times_asked, last_seen, nearest_entry, nearest_probability, last_refusal "
         f"FROM {marts_schema}.{ASKED_QUESTIONS_TABLE} WHERE NOT last_answered AND last_seen >= ? "
         "ORDER BY times_asked DESC, last_seen DESC, language, question LIMIT ?",
         [since, limit],
@@ -140,8 +144,9 @@ REPORT_COLUMNS = (
     ("language", "language"),
     ("times_asked", "times asked"),
     ("last_seen", "last seen (UTC)"),
-    ("best_entry", "best entry"),
-    ("best_confidence", "confidence"),
+    ("nearest_entry", "closest entry"),
+    ("nearest_probability", "its probability"),
+    ("last_refusal", "why not answered"),
 )
 
 

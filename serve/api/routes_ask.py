@@ -24,10 +24,11 @@ from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, ASK_PATH, HUB_PATH,
 from release.snapshot import Snapshot
 from serve.api import params
 from serve.http.responses import answer_with_validators
-from serve.operations.question_log import QuestionLog, record_question
+from serve.operations.question_log import Nearest, QuestionLog, record_question
 
 ASK_ENGINE = f"{__name__}.engine"  # the engine each snapshot is served with, built when it loads
-ASK_ANSWERS = f"{__name__}.answers"  # ask.json's body but its envelope, by (question, limit, lang, Accept-Language)
+# ask.json's body but its envelope, and the entry that came closest, by (question, limit, lang, Accept-Language)
+ASK_ANSWERS = f"{__name__}.answers"
 ASK_ANSWERS_KEPT = 1024  # distinct questions kept answered
 AskKey = tuple[str, int, str | None, str | None]  # question, limit, lang, Accept-Language
 FALLBACK_NOTE = {
@@ -110,8 +111,8 @@ async def answer_asked(snapshot: Snapshot, desk: QuestionDesk, asked: AskKey, ro
     # Answer engines and crawlers ask the same questions over and over: each answer (and the
     # choice of its language) is worked out once per snapshot.
     answers = snapshot.caches.memo(ASK_ANSWERS, ASK_ANSWERS_KEPT)
-    answer = answers.get(asked)
-    if answer is None:
+    remembered = answers.get(asked)
+    if remembered is None:
         question, limit, lang, accept_language = asked
         language = choose_language(lang, accept_language, question)
         try:
@@ -123,17 +124,20 @@ async def answer_asked(snapshot: Snapshot, desk: QuestionDesk, asked: AskKey, ro
             desk.count_refusal(route, busy.reason)
             retry = {"Retry-After": str(busy.retry_after)}
             raise ProblemError(503, str(busy), slug="ask-busy", headers=retry) from None
-        answer = answers.get_or_build(asked, lambda: found)
-    record_question(desk.log, answer, snapshot.version)
+        remembered = answers.get_or_build(asked, lambda: found)
+    answer, nearest = remembered
+    record_question(desk.log, answer, nearest, snapshot.version)
     return answer
 
 
-def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lang: str) -> dict:
-    """The body of ask.json but its envelope: the language, the answer, what to cite, the results."""
+def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lang: str) -> tuple[dict, Nearest]:
+    """The body of ask.json but its envelope (the language, the answer, what to cite, the results),
+    and the entry that came closest, for the question log."""
     engine: AskEngine | None = snapshot.caches.kept(ASK_ENGINE)
     if engine is None:
         raise RuntimeError(f"snapshot {snapshot.version} was served without its ask engine (prepare_ask)")
-    matches = engine.search(question, limit)
+    ranking = engine.rank(question, limit)
+    matches = ranking.matches
     results = []
     for position, match in enumerate(matches):
         row = match.entry.row
@@ -149,7 +153,7 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
             result["product"] = {"name": row["product_name"], "brand": row["brand"], "url": row["product_url"]}
         results.append(result)
     fallback_url = language_url(f"{base_url}{HUB_PATH}", lang)
-    return {
+    body = {
         "language": lang,
         "supported_languages": [record(row, keep=LANGUAGE_FIELDS) for row in snapshot.tables["languages"]],
         "query": question,
@@ -158,6 +162,7 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
         "results": results,
         "fallback": {"note": FALLBACK_NOTE[lang], "url": fallback_url},
     }
+    return body, Nearest.of(ranking)
 
 
 ROUTE = ASK_PATH

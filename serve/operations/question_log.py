@@ -2,9 +2,10 @@
 
 Every answer counts, answered or not, the ones served from the memo too (each is a person or
 an agent asking). A record holds the time, the question, the language of the answer, whether
-an entry answered it (``answered``), the entry cited first and its confidence, and the
-release (``warehouse.asked_questions.RECORD_FIELDS``); never an address, an agent or anything
-else from the request. The records are gathered in memory and appended in batches
+an entry answered it (``answered``), the entry that came closest with its probability and, when
+it did not answer, why (``Nearest``), and the release
+(``warehouse.asked_questions.RECORD_FIELDS``); never an address, an agent or anything else from
+the request. The records are gathered in memory and appended in batches
 (``serve.operations.batched_lines``) to a file per day and process under ``<home>/questions/``, so the
 request pays for a dictionary and a JSON encoding, not a write. ``REUSE_DATA_QUESTION_LOG=off``
 turns it off. ``record_question`` is the one way in: ask.json calls it, and so can any other
@@ -16,13 +17,32 @@ from __future__ import annotations
 import datetime as dt
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from ask.engine import Ranking
 from serve.operations.batched_lines import ATOMIC_WRITE_BYTES, BatchedLines
 from warehouse.asked_questions import record_file_name
+
+
+@dataclass(frozen=True)
+class Nearest:
+    """The entry that came closest to answering a question, answered or not (``ask.engine.Ranking``):
+    beside an unanswered question it tells an editor whether a phrasing would do (an entry just
+    short of the threshold) or a page is missing."""
+
+    url: str | None  # None only for a blank question or an empty library
+    probability: float | None  # under the release's decision, which answers at its threshold or above
+    refusal: str | None  # why it did not answer (``ask.engine.REFUSALS``), None when it did
+
+    @classmethod
+    def of(cls, ranking: Ranking) -> Nearest:
+        url = ranking.nearest.row["url"] if ranking.nearest is not None else None
+        probability = round(ranking.probability, 4) if ranking.probability is not None else None
+        return cls(url, probability, ranking.refusal)
 
 
 class QuestionLog(BatchedLines):
@@ -76,26 +96,26 @@ class QuestionLog(BatchedLines):
 def answered(answer: Mapping[str, Any]) -> bool:
     """Whether an entry answered the question: the engine returned one, which it does only when the
     most probable entry reaches the threshold of the decision fitted for the release and the
-    question is not closer to a topic the library does not cover (``ask.engine.AskEngine.search``).
+    question is not closer to a topic the library does not cover (``ask.engine.AskEngine.rank``).
     Otherwise the answer is the fallback (the guide hub) and the question counts as unanswered."""
     return bool(answer["results"])
 
 
-def record_question(log: QuestionLog | None, answer: Mapping[str, Any], release: str) -> None:
+def record_question(log: QuestionLog | None, answer: Mapping[str, Any], nearest: Nearest, release: str) -> None:
     """Keep one question and its answer (the body of ask.json but its envelope: ``language``,
-    ``query``, ``results``), answered by ``release``; nothing when the log is off (None)."""
+    ``query``, ``results``), the entry that came closest, answered by ``release``; nothing when
+    the log is off (None)."""
     if log is None:
         return
-    results = answer["results"]
-    top = results[0] if results else None
     log.add_record(
         {
             "time": log.now(),
             "question": answer["query"],
             "language": answer["language"],
             "answered": answered(answer),
-            "entry": top["url"] if top else None,
-            "confidence": top["confidence"] if top else None,
+            "entry": nearest.url,
+            "probability": nearest.probability,
+            "refusal": nearest.refusal,
             "release": release,
         }
     )

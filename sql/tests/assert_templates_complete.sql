@@ -9,7 +9,7 @@ with templates as (
 ),
 
 expected as (
-    select distinct kind, rank_by, unnest([{% for lang in var('languages') %}'{{ lang }}'{% if not loop.last %}, {% endif %}{% endfor %}]) as lang
+    select distinct kind, rank_by, unnest([{% for lang in translation_languages() %}'{{ lang }}'{% if not loop.last %}, {% endif %}{% endfor %}]) as lang
     from templates
 )
 

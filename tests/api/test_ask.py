@@ -9,7 +9,7 @@ from urllib.parse import quote
 import pytest
 
 from ask.encoder_models import ModelStore
-from ask.engine import AskEngine
+from ask.engine import BELOW_THRESHOLD, UNCOVERED_TOPIC, AskEngine
 from ask.evaluation import (
     COPIED_RUN,
     FLOOR_FALSE_NEGATIVE_RATE,
@@ -266,3 +266,17 @@ def test_the_uncovered_topics_get_no_answer(demo_engine: AskEngine):
         questions = [row["question"] for row in csv.DictReader(seed)]
     answered = [q for q in questions if demo_engine.search(q, 5)]
     assert len(questions) > 300 and answered == []
+
+
+def test_answered_or_not_the_ranking_names_the_entry_that_came_closest_and_why_it_fell_short(demo_engine: AskEngine):
+    threshold = demo_engine.model.threshold
+    cited = demo_engine.rank("how do I get coffee smell out of my flask", 5)
+    assert cited.matches and cited.nearest == cited.matches[0].entry
+    assert cited.refusal is None and cited.probability >= threshold
+    with SEEDS.joinpath("ask_uncovered_topics.csv").open(encoding="utf-8", newline="") as seed:
+        questions = [row["question"] for row in csv.DictReader(seed)][:60]
+    refused = [demo_engine.rank(question, 5) for question in [*questions, "what's the weather in Lisbon tomorrow"]]
+    assert all(not r.matches and r.nearest is not None for r in refused)
+    assert {r.refusal for r in refused} == {BELOW_THRESHOLD, UNCOVERED_TOPIC}  # both happen on the demo
+    assert all(r.probability < threshold for r in refused if r.refusal == BELOW_THRESHOLD)
+    assert all(r.probability >= threshold for r in refused if r.refusal == UNCOVERED_TOPIC)

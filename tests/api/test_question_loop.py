@@ -72,19 +72,26 @@ def test_an_unanswered_question_is_listed_then_answered_once_an_editor_adds_a_ph
     records = [json.loads(line) for line in written.splitlines()]
     assert [r["answered"] for r in records] == [False, False, False, True]
     assert all(list(record) == list(RECORD_FIELDS) for record in records)  # no field about who asked
+    # Unanswered, each with the entry that came closest and why it fell short; answered, with none.
+    assert {(r["refusal"], r["entry"] is not None) for r in records[:3]} <= {
+        ("below_threshold", True),
+        ("uncovered_topic", True),
+    }
+    assert all(0 <= r["probability"] <= 1 for r in records) and records[3]["refusal"] is None
     assert b"203.0.113.9" not in written and b"question-log-test-agent" not in written
 
     build(home)
     warehouse = load_settings({"REUSE_DATA_HOME": str(home)}).warehouse_path
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         listed = connection.execute(
-            "SELECT question, times_asked, times_answered, last_answered FROM marts.asked_questions "
-            "WHERE question_normalised = 'which flask fits a bike bottle cage'"
+            "SELECT question, times_asked, times_answered, last_answered, nearest_entry, last_refusal "
+            "FROM marts.asked_questions WHERE question_normalised = 'which flask fits a bike bottle cage'"
         ).fetchall()
-    assert listed == [(QUESTION, 3, 0, False)]
+    assert listed == [(QUESTION, 3, 0, False, records[2]["entry"], records[2]["refusal"])]
     with (home / "reports" / "unanswered-questions.csv").open(encoding="utf-8") as exported:
         rows = list(csv.DictReader(exported))
     assert [(row["question"], row["times asked"]) for row in rows] == [(QUESTION, "3")]
+    assert rows[0]["closest entry"] == records[2]["entry"] and rows[0]["why not answered"] == records[2]["refusal"]
     printed = subprocess.run(
         [sys.executable, "-m", "reuse_data.cli", "questions", "--csv"],
         cwd=PROJECT_ROOT,

@@ -34,6 +34,7 @@ from pipelines.build import latest_materialization_metadata
 from release.local_store import current_version, open_snapshot, snapshot_path, versions
 from tests.conftest import PROJECT_ROOT, copy_demo, run_cli
 from tests.support.harness import edit_sheet_readings, start_build
+from warehouse.reference_data import dbt_vars
 
 SEEDS = PROJECT_ROOT / "sql" / "seeds"
 EDITED_PRODUCT = "copperleaf-pouch-1000-ml"
@@ -311,6 +312,7 @@ def run_dbt(warehouse: Path, target: Path, *args: str) -> None:
     project = str(PROJECT_ROOT / "sql")
     dbt = [str(Path(sys.executable).with_name("dbt")), "run", *args, "--select", *INCREMENTAL_MODELS]
     dbt += ["--project-dir", project, "--profiles-dir", project, "--target-path", str(target)]
+    dbt += dbt_vars(load_settings({}).base_url)  # the variables the history's builds passed
     done = subprocess.run(
         dbt, env={**os.environ, "REUSE_DATA_WAREHOUSE": str(warehouse)}, capture_output=True, text=True
     )

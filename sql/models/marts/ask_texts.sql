@@ -11,7 +11,7 @@ with entries as (
 
 translated as (
     {%- for field in ['question', 'scenario'] %}
-    {%- for lang in var('languages') %}
+    {%- for lang in translation_languages() %}
     select entry_id, entry_kind, '{{ field }}' as field, '{{ lang }}' as language, {{ field }}."{{ lang }}" as text
     from entries
     {%- if not loop.last %} union all{% endif %}

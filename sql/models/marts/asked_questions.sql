@@ -20,9 +20,10 @@ select
     min(asked.asked_at) as first_seen,
     max(asked.asked_at) as last_seen,
     arg_max(asked.answered, asked.asked_at) as last_answered,
-    first(asked.entry_url order by asked.confidence desc, asked.asked_at desc) filter (where asked.answered)
-        as best_entry,
-    max(asked.confidence) filter (where asked.answered) as best_confidence
+    -- The latest asking's closest entry and why it did not answer (null values count: arg_max_null).
+    arg_max_null(asked.entry_url, asked.asked_at) as nearest_entry,
+    arg_max_null(asked.probability, asked.asked_at) as nearest_probability,
+    arg_max_null(asked.refusal, asked.asked_at) as last_refusal
 from {{ ref('stg_asked_questions') }} as asked
 group by asked.language, asked.question_normalised
 order by times_asked desc, asked.language, asked.question_normalised

@@ -8,7 +8,8 @@ select
     language,
     answered,
     entry as entry_url,
-    confidence,
+    probability,
+    refusal,
     release as release_version
 from {{ source('raw', 'asked_questions') }}
 where question_normalised <> ''
