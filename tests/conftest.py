@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import subprocess
@@ -55,6 +56,26 @@ def run_cli(
 @pytest.fixture(scope="session")
 def session_dir() -> Path:
     return _SESSION_HOME
+
+
+@pytest.fixture(scope="session")
+def demo_home(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> Path:
+    """The demo built by a real `reuse-data build`, once per test run: with the suite spread over
+    processes (pytest-xdist), the first to ask builds it under a lock and the others wait for it
+    and share it. Read it, never write it: a test that builds or publishes works on a copy
+    (``tests.support.harness.copy_home``)."""
+    run_dir = tmp_path_factory.getbasetemp()
+    shared = run_dir if worker_id == "master" else run_dir.parent  # the run's folder, above each process's
+    home, built = shared / "demo-build" / "home", shared / "demo-build" / "built"
+    with (shared / "demo-build.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not built.exists():
+            if home.exists():  # a build another process began and failed: start again
+                shutil.rmtree(home)
+            result = run_cli("build", home=home)
+            assert result.returncode == 0, result.output[-3000:]
+            built.write_text(result.output, encoding="utf-8")
+    return home
 
 
 def copy_demo(target: Path) -> Path:

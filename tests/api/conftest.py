@@ -1,7 +1,8 @@
-"""A real demo build served by a real uvicorn (`reuse-data serve`) on a free loopback port.
+"""A real demo build (``demo_home``, tests/conftest.py) served by a real uvicorn (`reuse-data
+serve`) on a free loopback port, one per test process.
 
-The demo is built once per test session; tests that publish snapshots or need a larger one
-work on a copy of its home, with a server of their own.
+Tests that publish snapshots or need a larger one work on a copy of its home, with a server of
+their own.
 """
 
 from __future__ import annotations
@@ -11,19 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_cli
 from tests.support.browser import CHROMIUM, CHROMIUM_ARGS
 from tests.support.harness import Server, serving
 
 BASE_URL = "http://127.0.0.1:8000"  # REUSE_DATA_BASE_URL default: what cited URLs carry
-
-
-@pytest.fixture(scope="session")
-def demo_home(tmp_path_factory) -> Path:
-    home = tmp_path_factory.mktemp("api") / "home"
-    built = run_cli("build", home=home)
-    assert built.returncode == 0, built.output[-3000:]
-    return home
 
 
 @pytest.fixture(scope="session")

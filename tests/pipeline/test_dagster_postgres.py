@@ -33,7 +33,7 @@ from intake.store import IntakeStore
 from pipelines.build import DAGSTER_POSTGRES_URL_VARIABLE
 from pipelines.build_lock import BuildHolder, one_build_at_a_time
 from tests.conftest import PROJECT_ROOT
-from tests.support.harness import dagster_daemon, home_environment, home_layout, serving
+from tests.support.harness import copy_home, dagster_daemon, home_environment, home_layout, serving
 from tests.support.intake_sheets import TESTER, good_row, sheet, upload
 
 PUBLISHED = AssetKey(["published", "snapshot"])
@@ -68,9 +68,10 @@ def log_messages(instance: DagsterInstance, run_id: str) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def deployment(postgres_url: str, tmp_path_factory) -> Iterator[Deployment]:
+def deployment(postgres_url: str, tmp_path_factory, demo_home: Path) -> Iterator[Deployment]:
     root = tmp_path_factory.mktemp("postgres")
-    home, daemon_log = root / "home", root / "daemon.log"
+    # A built warehouse and release, and a Dagster instance of its own: every run here is the instance's.
+    home, daemon_log = copy_home(demo_home, root / "home"), root / "daemon.log"
     env = {**home_environment(home), DAGSTER_POSTGRES_URL_VARIABLE: postgres_url}
     run_ids: dict[str, str] = {}
 

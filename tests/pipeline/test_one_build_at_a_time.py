@@ -21,7 +21,7 @@ from dagster import DagsterInstance
 
 from release.local_store import versions
 from tests.conftest import PROJECT_ROOT
-from tests.support.harness import home_environment, home_layout
+from tests.support.harness import copy_home, home_environment, home_layout
 
 WAITING = "is already running; waiting for it to finish"
 RUNNING_BUILD = r"a build \(run (?P<run>[0-9a-f-]{36}), started by cli at [0-9: -]+ UTC\)"
@@ -73,8 +73,9 @@ class Contest:
 
 
 @pytest.fixture(scope="module")
-def contest(tmp_path_factory) -> Contest:
-    home = tmp_path_factory.mktemp("one-build-at-a-time") / "home"
+def contest(tmp_path_factory, demo_home: Path) -> Contest:
+    # From a built home: what is contested is the warehouse, not a first build's work.
+    home = copy_home(demo_home, tmp_path_factory.mktemp("one-build-at-a-time") / "home")
     builds = [Build.start(home), Build.start(home)]
     deadline = time.monotonic() + 60
     while not any(WAITING in build.output for build in builds):
@@ -95,7 +96,7 @@ def test_two_builds_started_at_once_both_publish_one_after_the_other(contest: Co
     waiting = next(line for line in contest.waiter.lines if WAITING in line)
     said = re.fullmatch(f"{RUNNING_BUILD} {WAITING}, up to 30 min \\(Ctrl\\+C to stop\\)\n", waiting)
     assert said and said["run"] == contest.winner.run_id, waiting
-    assert len(versions(home_layout(contest.home).snapshots_dir)) == 2
+    assert len(versions(home_layout(contest.home).snapshots_dir)) == 1 + 2  # the copied release, then one each
     with DagsterInstance.from_config(str(home_layout(contest.home).dagster_home)) as instance:
         first = instance.get_run_record_by_id(contest.winner.run_id)
         second = instance.get_run_record_by_id(contest.waiter.run_id)
