@@ -96,11 +96,6 @@ def current_version(store: Path) -> str | None:
     return version or None
 
 
-def current_path(store: Path) -> Path | None:
-    version = current_version(store)
-    return snapshot_path(store, version) if version else None
-
-
 def previous_release(store: Path) -> PublishedRelease | None:
     """The release ``CURRENT`` names, which a new publish takes its unchanged files from; None
     before the first publish or when that release cannot be read (then everything is written)."""
