@@ -23,6 +23,7 @@ import polars as pl
 from foundations.file_digests import file_digests
 from foundations.input_problems import RowProblem
 from inputs.bench_sheets import SHEET_COLUMNS, SHEET_ROW_SCHEMA, SheetError, check_rows, sheet_file_rows
+from warehouse.catalog import column_names
 
 RAW_SCHEMA = "raw"
 BENCH_TABLE = "bench_readings"
@@ -72,15 +73,6 @@ def folder_sources(
     return [SheetSource(p, str(p.relative_to(root)), d) for p, d in zip(paths, digests, strict=True)]
 
 
-def _table_exists(connection: duckdb.DuckDBPyConnection) -> bool:
-    found = connection.execute(
-        "SELECT list(column_name ORDER BY ordinal_position) FROM information_schema.columns "
-        "WHERE table_schema = ? AND table_name = ?",
-        [RAW_SCHEMA, BENCH_TABLE],
-    ).fetchall()  # fetched to the end: duckdb refuses register() while a result is open
-    return found[0][0] == list(COLUMNS)
-
-
 def _batches(items: Sequence[SheetSource], size: int) -> Iterator[Sequence[SheetSource]]:
     for start in range(0, len(items), size):
         yield items[start : start + size]
@@ -107,7 +99,8 @@ def load_bench_sheets(
     cell of the new sheets, leaving the table as it was."""
     ingested_at = dt.datetime.now(dt.UTC).replace(tzinfo=None)
     connection.execute(f"CREATE SCHEMA IF NOT EXISTS {RAW_SCHEMA}")
-    if not _table_exists(connection):  # first load, or a table from an older layout
+    # The first load, or a table an older layout left: start it empty with today's columns.
+    if column_names(connection, RAW_SCHEMA, BENCH_TABLE) != list(COLUMNS):
         connection.register("empty_bench_table", pl.DataFrame(schema=COLUMNS))
         connection.execute(f"CREATE OR REPLACE TABLE {QUALIFIED_TABLE} AS SELECT * FROM empty_bench_table")
         connection.unregister("empty_bench_table")

@@ -22,6 +22,7 @@ from inputs.editorial_export import (
 )
 from intake.store import IntakeStore
 from pipelines.resources import InputsResource, SettingsResource, WarehouseResource
+from warehouse.catalog import column_names
 from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA, SheetSource, folder_sources, load_bench_sheets
 
 
@@ -40,15 +41,7 @@ def held_export_rows(warehouse: WarehouseResource, spec: ExportTable, digests: d
     """The row count of ``raw.<table>`` when it already holds exactly these files (by sha256)
     with today's columns, so reading them again would change nothing; otherwise None."""
     with warehouse.connect() as connection:
-        columns = [
-            row[0]
-            for row in connection.execute(
-                "SELECT column_name FROM information_schema.columns WHERE table_schema = ? AND table_name = ? "
-                "ORDER BY ordinal_position",
-                [RAW_SCHEMA, spec.table],
-            ).fetchall()
-        ]
-        if columns != [*export_schema(spec), "_ingested_at"]:
+        if column_names(connection, RAW_SCHEMA, spec.table) != [*export_schema(spec), "_ingested_at"]:
             return None
         held = connection.execute(
             f'SELECT _source_file, any_value(_source_sha256), count(*) FROM {RAW_SCHEMA}."{spec.table}" GROUP BY 1'

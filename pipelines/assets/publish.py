@@ -11,11 +11,13 @@ from pipelines.resources import SettingsResource, WarehouseResource
 from publish.new_release import publish_release
 from release.object_store import ReleaseStore
 from warehouse.asked_questions import ASKED_QUESTIONS_TABLE
+from warehouse.catalog import table_names
 from warehouse.contract import ASK_TABLES, MARTS_SCHEMA
+from warehouse.raw_bench import QUALIFIED_TABLE, RAW_SCHEMA
 
 # Every published mart, as dbt's manifest lists them, and the ask engine's tables.
 PUBLISHED_TABLES = (*published_marts(), *ASK_TABLES)
-RAW_FINGERPRINT_SQL = "SELECT DISTINCT _source_file, _source_sha256 FROM raw.{table} ORDER BY ALL"
+RAW_FINGERPRINT_SQL = f"SELECT DISTINCT _source_file, _source_sha256 FROM {RAW_SCHEMA}.{{table}} ORDER BY ALL"
 
 
 def inputs_fingerprint(warehouse: WarehouseResource) -> str:
@@ -23,15 +25,9 @@ def inputs_fingerprint(warehouse: WarehouseResource) -> str:
     (``raw.asked_questions``) are no input of a release: nothing of them is published."""
     digest = hashlib.sha256()
     with warehouse.connect() as connection:
-        tables = [
-            row[0]
-            for row in connection.execute(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'raw' AND table_name <> ? "
-                "ORDER BY table_name",
-                [ASKED_QUESTIONS_TABLE],
-            ).fetchall()
-        ]
-        for table in tables:
+        for table in table_names(connection, RAW_SCHEMA):
+            if table == ASKED_QUESTIONS_TABLE:
+                continue
             for file, sha in connection.execute(RAW_FINGERPRINT_SQL.format(table=table)).fetchall():
                 digest.update(f"{file}\0{sha}\n".encode())
     return digest.hexdigest()
@@ -41,7 +37,7 @@ def published_receipts(warehouse: WarehouseResource) -> dict[str, str]:
     """Intake receipt -> the status (accepted or withdrawn) this build ingested it with."""
     with warehouse.connect() as connection:
         rows = connection.execute(
-            "SELECT DISTINCT _receipt_id, _withdrawn FROM raw.bench_readings WHERE _receipt_id IS NOT NULL"
+            f"SELECT DISTINCT _receipt_id, _withdrawn FROM {QUALIFIED_TABLE} WHERE _receipt_id IS NOT NULL"
         ).fetchall()
     return {receipt: "withdrawn" if withdrawn else "accepted" for receipt, withdrawn in rows}
 
