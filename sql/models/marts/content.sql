@@ -4,24 +4,12 @@ with bench_tables as (
     select
         content.path,
         list(
-            struct_pack(
-                product_slug := slots.product_slug,
-                product_name := products.product_name,
-                protocol := slots.protocol_slug,
-                protocol_name := protocols.protocol_name."en",
-                value := slots.value,
-                unit := protocols.unit,
-                sample_size := slots.replicates,
-                status := slots.status,
-                score := slots.sub_score
-            )
-            order by slots.protocol_slug, list_position(content.product_slugs, slots.product_slug)
+            bench_rows
+            order by bench_rows.protocol, list_position(content.product_slugs, bench_rows.product_slug)
         ) as bench_table
     from {{ ref('stg_content') }} as content
-    inner join {{ ref('int_slot_results') }} as slots
-        on list_contains(content.product_slugs, slots.product_slug)
-    inner join {{ ref('stg_products') }} as products on products.product_slug = slots.product_slug
-    inner join {{ ref('stg_protocols') }} as protocols on protocols.protocol_slug = slots.protocol_slug
+    inner join {{ ref('int_bench_table_rows') }} as bench_rows
+        on list_contains(content.product_slugs, bench_rows.product_slug)
     where content.content_type in ('comparison', 'review')
     group by content.path
 )
