@@ -66,7 +66,7 @@ from ask.library_training import library_training_set, train_encoder  # noqa: E4
 from ask.stored_index import index_tables  # noqa: E402
 from ask.training_set import FULL, TrainingSet, training_key  # noqa: E402
 from ask.vector_cache import VectorCache  # noqa: E402
-from benchmarks.results import machine, markdown_table, record  # noqa: E402
+from benchmarks.results import add_record_option, machine, markdown_table, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
 from inputs.ask_inputs import LabelledQuestion, load_questions  # noqa: E402
 from release.local_store import SNAPSHOT_FILE, current_version, read_tables  # noqa: E402
@@ -336,7 +336,7 @@ def main() -> None:
     parser.add_argument(
         "--curve", action="store_true", help="the learning curve: train the full recipe on growing training sets"
     )
-    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args()
 
     settings = load_settings()

@@ -36,7 +36,7 @@ from urllib.parse import quote
 
 from ask.encoder_threads import cores
 from ask.language import LANGUAGES
-from benchmarks.results import machine, markdown_table, report
+from benchmarks.results import add_record_option, machine, markdown_table, report
 from foundations.settings import PROJECT_ROOT, load_settings
 from inputs.ask_inputs import SPLITS, load_questions
 from tests.support.harness import serving
@@ -431,7 +431,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8, help="each measurement's length (default 8)")
     parser.add_argument("--connections", type=int, default=16, help="clients asking at once when serving (default 16)")
     parser.add_argument("--flood", type=int, default=256, help="clients asking at once in the flood (default 256)")
-    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args()
     if args.seconds <= 0 or min(args.connections, args.flood) < 1:
         parser.error("--seconds, --connections and --flood must be positive")

@@ -28,7 +28,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from benchmarks.results import machine, record  # noqa: E402
+from benchmarks.results import add_record_option, machine, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
 from tests.support.harness import home_environment, measured_run  # noqa: E402
 from warehouse.reference_data import dbt_vars  # noqa: E402
@@ -132,7 +132,7 @@ def table(results: list[Measurement]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--scale", type=int, default=4, help="size of the synthetic run, in demos (default 4; 0: none)")
-    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args()
     results = run(args.scale)
     report = (

@@ -37,7 +37,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.results import machine, markdown_table, record
+from benchmarks.results import add_record_option, machine, markdown_table, record
 from foundations.settings import PROJECT_ROOT
 from release.local_store import SNAPSHOT_FILE, current_version, open_snapshot, release_path, snapshot_tables, versions
 from release.manifest import ReleaseError, read_manifest, verify
@@ -259,7 +259,7 @@ def main(argv: list[str] | None = None) -> int:
         "--kills", type=int, default=20, help="how many builds to kill (default 20; one that ends first is retried)"
     )
     parser.add_argument("--seed", type=int, default=7, help="seed of the random kill points (default 7)")
-    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="crash-soak-") as work:
         rounds, requests, failures = soak(args.kills, args.seed, Path(work))

@@ -51,7 +51,7 @@ import duckdb
 
 from benchmarks import results
 from benchmarks.load import first_byte_ms
-from benchmarks.results import machine, markdown_table
+from benchmarks.results import add_record_option, machine, markdown_table
 from foundations.settings import PROJECT_ROOT, load_settings
 from inputs.bench_sheets import SHEET_COLUMNS, csv_separator
 from intake.store import IntakeStore
@@ -363,7 +363,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Sizes accept k and M suffixes. 10M needs about 10 minutes to generate the first time.",
     )
     parser.add_argument("--sizes", default="10k,100k,1M", help="bench readings per run (default 10k,100k,1M)")
-    parser.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args(argv)
     sizes = parse_sizes(args.sizes)
     folder = inputs_folder()

@@ -23,7 +23,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from benchmarks.results import machine, markdown_table, report
+from benchmarks.results import add_record_option, machine, markdown_table, report
 from foundations.settings import load_settings
 from public.openapi import ASK_PATH
 from serve.app import create_app
@@ -87,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--records", type=int, default=200_000, help="records written by the writer alone")
     parser.add_argument("--requests", type=int, default=20_000, help="ask.json requests a round")
     parser.add_argument("--rounds", type=int, default=5, help="rounds of requests, the best kept")
-    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="question-log-") as work:
         seconds, lines = asyncio.run(writer_cost(Path(work) / "writer", args.records))

@@ -49,7 +49,7 @@ from benchmarks.pipeline_scale import (
     parse_sizes,
     size_label,
 )
-from benchmarks.results import machine, markdown_table
+from benchmarks.results import add_record_option, machine, markdown_table
 from foundations.settings import PROJECT_ROOT
 from publish.new_release import publish_release
 from release.local_store import current_version, new_version, snapshot_path
@@ -226,7 +226,7 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Sizes accept k and M suffixes: 1M readings is 10,000 products, 10M is 100,000.",
     )
     parser.add_argument("--sizes", default="1M,10M", help="bench readings per run (default 1M,10M)")
-    parser.add_argument("--record", action="store_true", help="append the table to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args(argv)
     folder = inputs_folder()
     runs = []

@@ -42,7 +42,7 @@ from pathlib import Path
 
 from benchmarks import results
 from benchmarks.load import Load, cpu_seconds, run_wrk, wait_until_idle
-from benchmarks.results import machine, markdown_table
+from benchmarks.results import add_record_option, machine, markdown_table
 from foundations.settings import load_settings
 from release.local_store import current_version, snapshot_path
 from tests.support.deployment import deployment
@@ -240,7 +240,7 @@ def main(argv: list[str] | None = None) -> int:
         default=",".join(PARTS),
         help=f"which parts to run, of {', '.join(PARTS)} (default: all)",
     )
-    parser.add_argument("--record", action="store_true", help="append the tables to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args(argv)
     parts = [part.strip() for part in args.parts.split(",") if part.strip()]
     if unknown := sorted(set(parts) - set(PARTS)):

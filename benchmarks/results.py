@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import datetime as dt
 import os
 import platform
@@ -23,6 +24,11 @@ def markdown_table(header: Sequence[str], rows: Sequence[Sequence[object]], text
     rule = ["---" if i < text_columns else "---:" for i in range(len(header))]
     lines = [header, rule, *rows]
     return "\n".join("| " + " | ".join(str(cell) for cell in line) + " |" for line in lines)
+
+
+def add_record_option(parser: argparse.ArgumentParser) -> None:
+    """``--record``, every benchmark's switch for keeping its results (``report``)."""
+    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
 
 
 def record(title: str, body: str) -> Path:

@@ -64,7 +64,7 @@ from benchmarks.load import (
     wait_until_idle,
     wrk_command,
 )
-from benchmarks.results import machine, markdown_table, record
+from benchmarks.results import add_record_option, machine, markdown_table, record
 from foundations.settings import load_settings
 from inputs.ask_inputs import SPLITS, load_questions
 from public.openapi import OPERATIONS
@@ -529,7 +529,7 @@ def main() -> None:
         help="our server's access log (default: as REUSE_DATA_ACCESS_LOG says, on unless set off)",
     )
     parser.add_argument("--no-datasette", action="store_true", help="leave Datasette out (no install, no columns)")
-    parser.add_argument("--record", action="store_true", help="append the results to benchmarks/RESULTS.md")
+    add_record_option(parser)
     args = parser.parse_args()
     if args.seconds <= 0 or min(args.connections, args.rows, args.clients, args.rounds, args.processes) < 1:
         parser.error("--seconds, --rounds, --processes, --connections, --rows and --clients must be positive")
