@@ -11,7 +11,7 @@ from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
-from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
 
 from ask.encoder import DIMENSIONS, Encoder
 from ask.encoder_models import ModelStore
@@ -83,25 +83,37 @@ def embed_into(
     )
 
 
-@asset(
-    key=AssetKey([MARTS_SCHEMA, ASK_VECTORS_TABLE]),
-    group_name="ask",
-    deps=[AssetKey([MARTS_SCHEMA, ASK_TEXTS_TABLE]), AssetKey([MARTS_SCHEMA, ASK_ENCODER_TABLE])],
+def embedded_texts_asset(
+    *, table: str, source: AssetKey, description: str, texts_sql: str, table_sql: str
+) -> AssetsDefinition:
+    """The asset that writes ``marts.<table>`` from the texts ``source`` holds, embedded with the
+    ask encoder (``embed_into`` says what the two queries do). The entry texts and the uncovered
+    topics' questions are embedded the same way; only what is read and what is written differ."""
+
+    @asset(
+        key=AssetKey([MARTS_SCHEMA, table]),
+        group_name="ask",
+        deps=[source, AssetKey([MARTS_SCHEMA, ASK_ENCODER_TABLE])],
+        description=description,
+        kinds={"python", "duckdb"},
+    )
+    def embedded_texts(
+        context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
+    ) -> MaterializeResult:
+        return embed_into(warehouse, settings, texts_sql, table_sql, context.log.info)
+
+    return embedded_texts
+
+
+ask_entry_vectors = embedded_texts_asset(
+    table=ASK_VECTORS_TABLE,
+    source=AssetKey([MARTS_SCHEMA, ASK_TEXTS_TABLE]),
     description="Every ask text embedded with the ask encoder (only texts new to the vector cache are "
     "embedded), written beside the marts for the snapshot.",
-    kinds={"python", "duckdb"},
+    texts_sql=f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256",
+    table_sql=f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_VECTORS_TABLE} AS "
+    f"SELECT texts.entry_id, texts.entry_kind, texts.field, texts.language, texts.text_sha256, "
+    f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
+    f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming ON incoming.sha256 = texts.text_sha256 "
+    f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
 )
-def ask_entry_vectors(
-    context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
-) -> MaterializeResult:
-    return embed_into(
-        warehouse,
-        settings,
-        f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256",
-        f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_VECTORS_TABLE} AS "
-        f"SELECT texts.entry_id, texts.entry_kind, texts.field, texts.language, texts.text_sha256, "
-        f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
-        f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming ON incoming.sha256 = texts.text_sha256 "
-        f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
-        context.log.info,
-    )
