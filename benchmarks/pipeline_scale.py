@@ -288,47 +288,39 @@ def snapshot_first_product(snapshot: Path) -> str:
         return connection.execute("SELECT product_slug FROM products ORDER BY product_slug LIMIT 1").fetchall()[0][0]
 
 
-def report(runs: list[ScaleRun]) -> str:
-    header = [
-        "readings",
-        "products",
-        "DuckDB floor (s)",
-        "build (s)",
-        "build / floor",
-        "growth (time / size)",
-        "peak RSS (MB)",
-        "snapshot (MB)",
-        "first byte p50 / max (ms)",
-        "upload → published (s)",
-        "sheets re-read",
-        "its publish (s)",
-        "publish in the build (s)",
+def _growth(run: ScaleRun, previous: ScaleRun | None) -> str:
+    if previous is None:
+        return "—"
+    return f"{run.build_s / previous.build_s:.1f}x / {run.measurements / previous.measurements:.0f}x"
+
+
+# The table's columns, each heading beside the cell it heads: (heading, cell of a run and the run before it).
+REPORT_COLUMNS: tuple[tuple[str, Callable[[ScaleRun, ScaleRun | None], object]], ...] = (
+    ("readings", lambda run, _: size_label(run.measurements)),
+    ("products", lambda run, _: run.products),
+    ("DuckDB floor (s)", lambda run, _: f"{run.floor_s:.1f}"),
+    ("build (s)", lambda run, _: f"{run.build_s:.1f}"),
+    ("build / floor", lambda run, _: f"{run.build_s / run.floor_s:.1f}"),
+    ("growth (time / size)", _growth),
+    ("peak RSS (MB)", lambda run, _: f"{run.peak_mb:.0f}"),
+    ("snapshot (MB)", lambda run, _: f"{run.snapshot_mb:.0f}"),
+    ("first byte p50 / max (ms)", lambda run, _: f"{run.first_byte_p50_ms:.0f} / {run.first_byte_max_ms:.0f}"),
+    ("upload → published (s)", lambda run, _: f"{run.incremental_s:.1f}"),
+    ("sheets re-read", lambda run, _: run.incremental_sheets_read),
+    ("its publish (s)", lambda run, _: f"{run.incremental_publish_s:.1f}"),
+    ("publish in the build (s)", lambda run, _: f"{run.cold_publish_s:.1f}"),
+    (
         "publish, nothing changed (s)",
+        lambda run, _: f"{run.unchanged_publish_s:.1f} ({run.unchanged_command_s:.0f} with Dagster)",
+    ),
+)
+
+
+def report(runs: list[ScaleRun]) -> str:
+    rows = [
+        [cell(run, runs[index - 1] if index else None) for _, cell in REPORT_COLUMNS] for index, run in enumerate(runs)
     ]
-    rows = []
-    for index, run in enumerate(runs):
-        growth = "—"
-        if index:
-            previous = runs[index - 1]
-            growth = f"{run.build_s / previous.build_s:.1f}x / {run.measurements / previous.measurements:.0f}x"
-        rows.append(
-            [
-                size_label(run.measurements),
-                run.products,
-                f"{run.floor_s:.1f}",
-                f"{run.build_s:.1f}",
-                f"{run.build_s / run.floor_s:.1f}",
-                growth,
-                f"{run.peak_mb:.0f}",
-                f"{run.snapshot_mb:.0f}",
-                f"{run.first_byte_p50_ms:.0f} / {run.first_byte_max_ms:.0f}",
-                f"{run.incremental_s:.1f}",
-                run.incremental_sheets_read,
-                f"{run.incremental_publish_s:.1f}",
-                f"{run.cold_publish_s:.1f}",
-                f"{run.unchanged_publish_s:.1f} ({run.unchanged_command_s:.0f} with Dagster)",
-            ]
-        )
+    header = [heading for heading, _ in REPORT_COLUMNS]
     return markdown_table(header, rows, text_columns=1) + "\n\n" + verdicts(runs)
 
 
