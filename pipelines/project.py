@@ -1,7 +1,7 @@
 """The dbt project in ``sql/``, its artefacts kept under ``REUSE_DATA_HOME``.
 
-Importing this module parses the project (``dbt parse``) when its manifest is missing or
-older than a project file: the asset definitions are read from the manifest, whoever loads
+Importing this module parses the project (``dbt parse``) when its manifest is missing or was
+parsed from other project files: the asset definitions are read from the manifest, whoever loads
 them (`reuse-data build`, `dagster dev`, or the daemon's code server on a fresh home).
 """
 
@@ -46,14 +46,6 @@ def project_files(project_dir: Path) -> list[Path]:
     return sorted(p for p in project_dir.rglob("*") if p.is_file() and not {"target", "logs"} & set(p.parts))
 
 
-def manifest_is_stale(manifest: Path, project_dir: Path) -> bool:
-    """Whether dbt must parse again: no manifest yet, or a project file changed since it was written."""
-    if not manifest.exists():
-        return True
-    written = manifest.stat().st_mtime
-    return any(p.stat().st_mtime > written for p in project_files(project_dir))
-
-
 def project_fingerprint(project_dir: Path) -> str:
     """A digest of every project file's path and content: equal fingerprints, equal SQL."""
     digest = hashlib.sha256()
@@ -62,11 +54,28 @@ def project_fingerprint(project_dir: Path) -> str:
     return digest.hexdigest()
 
 
+def parsed_fingerprint_path(manifest: Path) -> Path:
+    """Where the fingerprint of the project a manifest was parsed from is kept, beside it."""
+    return manifest.with_name("manifest.project.sha256")
+
+
+def manifest_is_stale(manifest: Path, project_dir: Path) -> bool:
+    """Whether dbt must parse again: no manifest yet, or one parsed from other project files.
+    Compared by content, not by time: a home copied or restored (new times on old files) must
+    not pass off an old manifest as current."""
+    recorded = parsed_fingerprint_path(manifest)
+    if not manifest.exists() or not recorded.exists():
+        return True
+    return recorded.read_text(encoding="utf-8").strip() != project_fingerprint(project_dir)
+
+
 def prepare_manifest(report: Callable[[str], None]) -> None:
-    """Parse the dbt project when its manifest is missing or stale."""
+    """Parse the dbt project when its manifest is missing or stale, and record what it was parsed from."""
     if manifest_is_stale(dbt_project.manifest_path, dbt_project.project_dir):
         report(f"parsing dbt project {dbt_project.project_dir} (dbt parse)")
+        fingerprint = project_fingerprint(dbt_project.project_dir)
         dbt_project.preparer.prepare(dbt_project)
+        parsed_fingerprint_path(dbt_project.manifest_path).write_text(fingerprint + "\n", encoding="utf-8")
 
 
 prepare_manifest(report=lambda line: print(line, flush=True))  # in order with `reuse-data build`'s progress

@@ -1,9 +1,11 @@
 """The Dagster code location loads, with dbt sources mapped onto the ingest assets."""
 
+import os
+
 import pytest
 from dagster import AssetKey
 
-from pipelines.project import published_marts
+from pipelines.project import manifest_is_stale, parsed_fingerprint_path, project_fingerprint, published_marts
 from warehouse.contract import ASK_TABLES
 
 
@@ -94,3 +96,22 @@ def test_the_questions_asked_flow_to_the_editors_report_and_never_to_publish(def
     assert report.parent_keys == {AssetKey(["marts", "asked_questions"])}
     assert "asked_questions" not in published_marts()
     assert AssetKey(["marts", "asked_questions"]) not in graph.get(AssetKey(["published", "snapshot"])).parent_keys
+
+
+def test_a_manifest_parsed_from_other_project_files_is_stale_whatever_its_time(tmp_path):
+    """A home copied or restored gives an old manifest a new time: staleness goes by content."""
+    project = tmp_path / "sql"
+    (project / "models").mkdir(parents=True)
+    model = project / "models" / "example.sql"
+    model.write_text("select 1 as one\n", encoding="utf-8")
+    manifest = project / "target" / "manifest.json"
+    manifest.parent.mkdir()
+    manifest.write_text("{}", encoding="utf-8")
+    assert manifest_is_stale(manifest, project)  # parsed from nobody knows what
+
+    parsed_fingerprint_path(manifest).write_text(project_fingerprint(project) + "\n", encoding="utf-8")
+    assert not manifest_is_stale(manifest, project)
+
+    model.write_text("select 2 as two\n", encoding="utf-8")
+    os.utime(model, (0, 0))  # the changed file looks older than the manifest, as after a copy
+    assert manifest_is_stale(manifest, project)
