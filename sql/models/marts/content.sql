@@ -1,17 +1,27 @@
 -- The editorial corpus: guides, comparisons, reviews and journal posts with their full
 -- body, FAQ, sources and, for comparisons and reviews, the live bench table of their products.
-with bench_tables as (
+with bench_rows as (
     select
         content.path,
-        list(
-            bench_rows
-            order by bench_rows.protocol, list_position(content.product_slugs, bench_rows.product_slug)
-        ) as bench_table
+        list_position(content.product_slugs, products.product_slug) as product_position,
+        unnest(products.sub_scores) as sub_score,
+        products.product_slug,
+        products.product_name
     from {{ ref('stg_content') }} as content
-    inner join {{ ref('int_bench_table_rows') }} as bench_rows
-        on list_contains(content.product_slugs, bench_rows.product_slug)
+    inner join {{ ref('products') }} as products
+        on list_contains(content.product_slugs, products.product_slug)
     where content.content_type in ('comparison', 'review')
-    group by content.path
+),
+
+bench_tables as (
+    select
+        path,
+        list(
+            {{ bench_table_row('bench_rows', 'bench_rows.sub_score') }}
+            order by bench_rows.sub_score.protocol, bench_rows.product_position
+        ) as bench_table
+    from bench_rows
+    group by path
 )
 
 select

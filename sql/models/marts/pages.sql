@@ -43,14 +43,6 @@ product_bodies as (
     from {{ ref('products') }} as products
 ),
 
-product_bench_tables as (
-    select
-        bench_rows.product_slug,
-        list(bench_rows order by bench_rows.protocol) as bench_table
-    from {{ ref('int_bench_table_rows') }} as bench_rows
-    group by bench_rows.product_slug
-),
-
 editorial_pages as (
     select
         path,
@@ -83,7 +75,7 @@ product_pages as (
         product_bodies.body,
         from_json('[]', '[{"question": {{ i18n_json_type() }}, "answer": {{ i18n_json_type() }}}]') as faq,
         [struct_pack(title := 'How we test', url := {{ page_url("'/guides/how-we-test'") }})] as sources,
-        product_bench_tables.bench_table,
+        list_transform(products.sub_scores, lambda s: {{ bench_table_row('products', 's') }}) as bench_table,
         products.category_slug,
         [products.product_slug] as product_slugs,
         null::varchar as author_name,
@@ -93,7 +85,6 @@ product_pages as (
     from {{ ref('products') }} as products
     inner join product_summaries on product_summaries.product_slug = products.product_slug
     inner join product_bodies on product_bodies.product_slug = products.product_slug
-    left join product_bench_tables on product_bench_tables.product_slug = products.product_slug
 )
 
 select *, url as canonical_url from editorial_pages
