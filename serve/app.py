@@ -23,8 +23,8 @@ from serve.api import routes_ask, routes_bench, routes_catalogue, routes_pages
 from serve.api.problems import handle_http_exception
 from serve.api.routes_ask import QuestionDesk
 from serve.html import site
-from serve.http.cors import Preflight
-from serve.mcp_server.server import assistant_server, streamable_http_routes
+from serve.http.cors import POST_METHODS, Preflight
+from serve.mcp_server.server import MCP_PATH, assistant_server, streamable_http_routes
 from serve.operations import routes_health
 from serve.operations.access_log import AccessLog
 from serve.operations.metrics import ServiceMetrics
@@ -136,7 +136,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
                 metrics=metrics if settings.metrics else None,
                 access_log=access_log,
             ),
-            Middleware(Preflight),
+            Middleware(Preflight, methods_by_path={MCP_PATH: POST_METHODS}),
         ],
         exception_handlers={
             ProblemError: handle_problem,

@@ -19,7 +19,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
-from starlette.routing import BaseRoute
+from starlette.routing import BaseRoute, Route
 
 from ask.encoder_models import ModelStore
 from ask.language import LANGUAGES
@@ -35,10 +35,13 @@ from public.openapi import (
 )
 from release.snapshot import SnapshotHolder
 from serve.api.routes_ask import QuestionDesk, prepare_ask
+from serve.http.cors import WithCorsHeaders
 from serve.mcp_server import answers
 from serve.mcp_server.results import AskResult, BenchResult, ChangesResult, DatasetResult, PageResult, ProductsResult
 
 MCP_PATH = "/mcp"  # beside the API on the same server and port (docs/decisions.md)
+# Headers of the MCP answers a browser's script must read (the protocol's session and version).
+MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version")
 CITE = (
     " Every result carries `cite`, the URL to cite, and `attribution`, the exact string to print: "
     "the licence (CC BY 4.0) asks for both with anything quoted."
@@ -176,7 +179,8 @@ def streamable_http_routes(server: MCPServer) -> list[BaseRoute]:
 
     Stateless, with JSON responses: any worker or replica answers any call, as any answers a GET.
     The data is public and the endpoint is meant for a public address, so requests are not held
-    to the loopback's Host names (the SDK's DNS-rebinding guard protects private local servers).
+    to the loopback's Host names (the SDK's DNS-rebinding guard protects private local servers), and
+    a page in a browser may call it from any origin, as it may GET the API (``serve.http.cors``).
     """
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,
@@ -184,7 +188,9 @@ def streamable_http_routes(server: MCPServer) -> list[BaseRoute]:
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
     )
-    return list(app.routes)
+    (endpoint,) = app.routes  # the SDK's one route, its transport; no authorisation routes: the data is public
+    assert isinstance(endpoint, Route) and endpoint.path == MCP_PATH, endpoint
+    return [Route(MCP_PATH, WithCorsHeaders(endpoint.endpoint, expose=MCP_HEADERS), name=endpoint.name)]
 
 
 async def serve_stdio(settings: Settings) -> None:

@@ -21,11 +21,13 @@ from urllib.parse import quote
 import jsonschema
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.types import LATEST_PROTOCOL_VERSION
 
 from foundations.settings import PROJECT_ROOT
 from publish.new_release import publish_release
 from release.object_store import ReleaseStore
 from tests.conftest import run_cli
+from tests.support.browser import CHROMIUM
 from tests.support.harness import Server, copy_home, home_environment, serving
 from tests.support.release_store import publish_to, wait_until_serving
 
@@ -254,3 +256,40 @@ def test_the_stdio_command_without_a_release_says_to_build_first(tmp_path: Path)
     refused = run_cli("mcp", home=tmp_path / "empty-home")
     assert refused.returncode == 2
     assert "run `reuse-data build` first" in refused.output
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium")
+def test_a_page_in_a_browser_calls_the_tools_from_another_origin(api: Server, browser):
+    """A page served from one origin (localhost) calls /mcp on another (127.0.0.1), as a web-based
+    assistant would: Chromium's own CORS checks pass the preflight and let the script read the answer.
+    The API's own paths stay read-only."""
+    context = browser.new_context()
+    page = context.new_page()
+    try:
+        page.goto(f"http://localhost:{api.port}/")
+        answer = page.evaluate(
+            """async ([url, version, question]) => {
+                const reply = await fetch(url, {
+                    method: "POST",
+                    headers: {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+                              "MCP-Protocol-Version": version, "Mcp-Method": "tools/call", "Mcp-Name": "ask"},
+                    body: JSON.stringify({jsonrpc: "2.0", id: 1, method: "tools/call",
+                                          params: {name: "ask", arguments: {question}, _meta: {
+                                              "io.modelcontextprotocol/protocolVersion": version,
+                                              "io.modelcontextprotocol/clientCapabilities": {}}}}),
+                });
+                return {status: reply.status, body: await reply.json()};
+            }""",
+            [f"http://127.0.0.1:{api.port}/mcp", LATEST_PROTOCOL_VERSION, QUESTION],
+        )
+    finally:
+        context.close()
+    assert answer["status"] == 200, answer
+    result = answer["body"]["result"]
+    assert not result.get("isError"), result
+    assert result["structuredContent"]["cite"].startswith("http")
+
+    preflight = {"Origin": "http://localhost", "Access-Control-Request-Method": "POST"}
+    assert "POST" in api.send("OPTIONS", "/mcp", headers=preflight).headers["access-control-allow-methods"]
+    api_methods = api.send("OPTIONS", "/api/public/products.json", headers=preflight).headers
+    assert api_methods["access-control-allow-methods"] == "GET, HEAD, OPTIONS"
