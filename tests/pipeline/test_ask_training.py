@@ -3,8 +3,9 @@ short recipe, as the suite sets it), the trained model travels with the release 
 an unchanged library trains nothing, and `reuse-data ask train` ships a model with the inputs.
 
 One module-scoped history: the demo with one more dev question (a library the shipped model was
-not trained on), built; the same inputs built again; `reuse-data ask train --recipe short`; and a
-third build from the inputs that now ship the model.
+not trained on), built on a copy of the suite's demo home (``demo_home``, built from the demo as
+it ships); the same inputs built again; `reuse-data ask train --recipe short`; and a third build
+from the inputs that now ship the model.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from pipelines.build import latest_materialization_metadata
 from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.conftest import copy_demo, run_cli
+from tests.support.harness import copy_home
 
 NEW_QUESTION = {"question": "which flask keeps soup hot on a cold football touchline", "expected": ["food-jars-01"]}
 
@@ -48,12 +50,13 @@ def build(home: Path, inputs: Path, environ: dict[str, str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def training(tmp_path_factory) -> Training:
+def training(tmp_path_factory, demo_home: Path) -> Training:
     root = tmp_path_factory.mktemp("ask-training")
     inputs = copy_demo(root / "inputs")
     with (inputs / "ask_questions" / "dev" / "en.jsonl").open("a", encoding="utf-8") as dev:
         dev.write(json.dumps({**NEW_QUESTION, "kind": "reworded"}) + "\n")
-    home, environ = root / "home", {"REUSE_DATA_ASK_MODELS": str(root / "models")}
+    # The demo's warehouse and release, built with the inputs' model: only the dev question is new.
+    home, environ = copy_home(demo_home, root / "home"), {"REUSE_DATA_ASK_MODELS": str(root / "models")}
     return Training(home, inputs, [build(home, inputs, environ)], environ)
 
 

@@ -1,9 +1,10 @@
 """Real builds of the demo through `reuse-data build`: contents, idempotency, change detection,
 failures that publish nothing, and rollback.
 
-One module-scoped history runs three builds into a temporary REUSE_DATA_HOME: the demo, the
-demo again unchanged, and the demo with one bench sheet edited. The failure tests then run
-against the same home and check that the published snapshot did not move.
+One module-scoped history of three builds: the demo (the suite's shared first build, into an
+empty home), then, on a copy of that home, the demo again unchanged and the demo with one bench
+sheet edited. The failure tests then run against the same home and check that the published
+snapshot did not move.
 """
 
 from __future__ import annotations
@@ -32,8 +33,8 @@ from openpyxl import load_workbook
 from foundations.settings import load_settings
 from pipelines.build import latest_materialization_metadata
 from release.local_store import current_version, open_snapshot, snapshot_path, versions
-from tests.conftest import PROJECT_ROOT, copy_demo, run_cli
-from tests.support.harness import edit_sheet_readings, start_build
+from tests.conftest import PROJECT_ROOT, copy_demo, demo_build_output, run_cli
+from tests.support.harness import copy_home, edit_sheet_readings, start_build
 from warehouse.reference_data import dbt_vars
 
 SEEDS = PROJECT_ROOT / "sql" / "seeds"
@@ -80,13 +81,18 @@ def kill_build_during_dbt(home: Path, inputs: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def history(tmp_path_factory) -> History:
-    """Builds: the demo; the demo unchanged; a build killed during dbt; the demo with one sheet edited."""
+def history(tmp_path_factory, demo_home: Path) -> History:
+    """Builds: the demo; the demo unchanged; a build killed during dbt; the demo with one sheet edited.
+
+    The first is the suite's demo build (``demo_home``: `reuse-data build` of demo/ into an empty
+    home, the same inputs as the copy here); the others run on a copy of its home, whose Dagster
+    instance starts empty: nothing below may lean on what Dagster recorded of the first build.
+    """
     root = tmp_path_factory.mktemp("pipeline")
     inputs = copy_demo(root / "inputs")
-    home = root / "home"
-    outputs, published = [], []
-    for step in ("demo", "unchanged", "killed", "one sheet edited"):
+    home = copy_home(demo_home, root / "home")
+    outputs, published = [demo_build_output(demo_home)], [current_version(home / "snapshots")]
+    for step in ("unchanged", "killed", "one sheet edited"):
         if step == "killed":
             kill_build_during_dbt(home, inputs)
             assert current_version(home / "snapshots") == published[-1]
