@@ -122,22 +122,6 @@ def load_asked_questions(connection: duckdb.DuckDBPyConnection, folder: Path, fi
     return connection.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
 
 
-def most_asked_unanswered(
-    connection: duckdb.DuckDBPyConnection, marts_schema: str, days: int, limit: int, now: dt.datetime
-) -> list[dict]:
-    """The questions asked in the last ``days`` whose latest asking got no answer, most asked first
-    (from the ``asked_questions`` mart): what an editor reads to decide what to write next."""
-    since = (now - dt.timedelta(days=days)).replace(tzinfo=None)
-    cursor = connection.execute(
-        "SELECT question, language, times_asked, last_seen, nearest_entry, nearest_probability, last_refusal "
-        f"FROM {marts_schema}.{ASKED_QUESTIONS_TABLE} WHERE NOT last_answered AND last_seen >= ? "
-        "ORDER BY times_asked DESC, last_seen DESC, language, question LIMIT ?",
-        [since, limit],
-    )
-    names = [column[0] for column in cursor.description]
-    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-
-
 # The unanswered questions as an editor reads them: (column of ``most_asked_unanswered``, heading).
 REPORT_COLUMNS = (
     ("question", "question"),
@@ -148,6 +132,22 @@ REPORT_COLUMNS = (
     ("nearest_probability", "its probability"),
     ("last_refusal", "why not answered"),
 )
+
+
+def most_asked_unanswered(
+    connection: duckdb.DuckDBPyConnection, marts_schema: str, days: int, limit: int, now: dt.datetime
+) -> list[dict]:
+    """The questions asked in the last ``days`` whose latest asking got no answer, most asked first
+    (from the ``asked_questions`` mart): what an editor reads to decide what to write next."""
+    since = (now - dt.timedelta(days=days)).replace(tzinfo=None)
+    cursor = connection.execute(
+        f"SELECT {', '.join(column for column, _ in REPORT_COLUMNS)} "
+        f"FROM {marts_schema}.{ASKED_QUESTIONS_TABLE} WHERE NOT last_answered AND last_seen >= ? "
+        "ORDER BY times_asked DESC, last_seen DESC, language, question LIMIT ?",
+        [since, limit],
+    )
+    names = [column[0] for column in cursor.description]
+    return [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
 
 
 def _cell(value: object) -> str:
