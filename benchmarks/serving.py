@@ -53,7 +53,6 @@ from urllib.parse import quote
 
 import duckdb
 
-from ask.language import LANGUAGES
 from benchmarks import datasette_site
 from benchmarks.load import (
     Load,
@@ -71,6 +70,7 @@ from public.openapi import OPERATIONS
 from release.local_store import current_version, snapshot_path
 from tests.support.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
 from warehouse.contract import MARTS_SCHEMA
+from warehouse.reference_data import LANGUAGES
 
 JSON_TARGET, ASK_TARGET, REVALIDATION_TARGET = 0.8, 0.5, 0.9
 DISTINCT_ASK_TARGET = 50.0  # distinct questions answered per second by one worker

@@ -35,7 +35,7 @@ class Settings:
     stale_build_seconds: how long a build may log nothing before the intake sensor deems its
         process gone and builds again; ``REUSE_DATA_STALE_BUILD_SECONDS``.
     embedding_cache: the ask engine's entry vectors by model and text hash, shared by every
-        home on the machine (``ask.vector_cache``); ``REUSE_DATA_EMBEDDING_CACHE``.
+        home on the machine (``ask.dense.cache``); ``REUSE_DATA_EMBEDDING_CACHE``.
     publish_to: the object store each publish also uploads its release to, ``s3://bucket/prefix``
         (None: local disk only); ``REUSE_DATA_PUBLISH_TO``. Its endpoint and credentials are the
         usual ``AWS_*`` variables (``release.object_store``).

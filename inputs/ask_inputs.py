@@ -1,7 +1,7 @@
 """The publisher's inputs for the ask engine: its labelled questions, and the encoder trained on its library.
 
 A publisher's inputs may ship a trained ask encoder (``<inputs>/ask_encoder/``, written by
-`reuse-data ask train`; ``ask.encoder_models`` reads it), so a build from them trains nothing.
+`reuse-data ask train`; ``ask.model.store`` reads it), so a build from them trains nothing.
 
 The labelled questions are what readers type, and which entry answers it. They are an input
 like the bench sheets: ``<inputs>/ask_questions/<split>/<language>.jsonl``,

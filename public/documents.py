@@ -98,7 +98,7 @@ USAGE = {
 @dataclass(frozen=True)
 class Collection:
     """A collection document: its usage note, the key its items are listed under, and the table
-    (``warehouse.contract.TABLE_QUERIES``) its items are the rows of, less its private columns."""
+    (``warehouse.contract.TABLE_ORDER``) its items are the rows of, less its private columns."""
 
     usage: str
     key: str

@@ -88,7 +88,7 @@ from release.folder import (
 from release.local_store import rows_of, sql_string, table_keys
 from release.manifest import PublishedRelease, ReleaseError, ReleaseFile
 from release.snapshot import Snapshot, read_snapshot
-from warehouse.contract import STORED_ORDER, TABLE_QUERIES
+from warehouse.contract import STORED_ORDER, table_query
 from warehouse.reference_data import SECTIONS
 
 ZSTD_LEVEL = 9
@@ -127,10 +127,10 @@ def whole(build: Callable[[Snapshot], dict[str, Any]]) -> FileWriter:
 
 
 def json_lines(table: str) -> FileWriter:
-    """A file writer of ``table`` as JSON lines, in ``TABLE_QUERIES`` order, written by DuckDB."""
+    """A file writer of ``table`` as JSON lines, in ``TABLE_ORDER``, written by DuckDB."""
 
     def write_file(target: Path, snapshot: Snapshot) -> None:
-        snapshot.connection.execute(f"COPY ({TABLE_QUERIES[table]}) TO {sql_string(str(target))} (FORMAT json)")
+        snapshot.connection.execute(f"COPY ({table_query(table)}) TO {sql_string(str(target))} (FORMAT json)")
 
     return write_file
 
@@ -564,7 +564,7 @@ def write_page_pack(maker: FileMaker, snapshot: Snapshot, every_table: list[tupl
     maker.make(key_of("pages", every_table), lambda: write_packs(folder, snapshot, maker.previous))
 
 
-# Each page's path and the 64-bit hash of its row, in pack order (``TABLE_QUERIES["pages"]``).
+# Each page's path and the 64-bit hash of its row, in pack order (``TABLE_ORDER["pages"]``).
 PAGE_SOURCES_SQL = "SELECT path, hash(row) FROM pages AS row ORDER BY path"
 CHANGED_PAGES_SQL = "SELECT * FROM pages WHERE path IN (SELECT unnest($paths)) ORDER BY path"
 

@@ -23,7 +23,7 @@ from foundations.problem_details import ProblemError
 from foundations.release_caches import ReleaseCaches
 from release.folder import Release
 from release.local_store import SNAPSHOT_FILE, current_version, release_path, rows_of
-from warehouse.contract import DATA_DICTIONARY_TABLE, SERVED_TABLES, TABLE_QUERIES
+from warehouse.contract import DATA_DICTIONARY_TABLE, SERVED_TABLES, table_query
 
 log = logging.getLogger("reuse_data.serve")
 POLL_SECONDS = 1.0
@@ -94,8 +94,8 @@ class Snapshot:
             cursor.close()
 
     def stream(self, table: str, batch: int = STREAM_BATCH_ROWS) -> Iterator[dict[str, Any]]:
-        """The rows of ``table`` (in ``TABLE_QUERIES`` order) as dicts, ``batch`` rows in memory at a time."""
-        return self.stream_query(TABLE_QUERIES[table], batch)
+        """The rows of ``table`` (in ``TABLE_ORDER``) as dicts, ``batch`` rows in memory at a time."""
+        return self.stream_query(table_query(table), batch)
 
     def stream_query(self, sql: str, batch: int = STREAM_BATCH_ROWS) -> Iterator[dict[str, Any]]:
         """The rows of ``sql`` as dicts, ``batch`` rows in memory at a time, on a cursor of their own."""
@@ -124,7 +124,7 @@ def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snaps
     connection = duckdb.connect(str(path), read_only=True, config={"threads": 1})
     try:
         info = rows_of(connection, SNAPSHOT_INFO_QUERY)[0]
-        records = {name: rows_of(connection, TABLE_QUERIES[name]) for name in tables}
+        records = {name: rows_of(connection, table_query(name)) for name in tables}
         dictionary: dict[str, list[dict[str, Any]]] = {}
         for row in rows_of(connection, DICTIONARY_QUERY):
             dictionary.setdefault(row["table_name"], []).append(row)

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ask.training_set import RECIPES
+from ask.training.recipes import RECIPES
 from foundations.settings import DEFAULT_BASE_URL, PROJECT_ROOT, Settings, SettingsError, load_settings
 from intake.cli import add_intake_commands
 
@@ -114,9 +114,8 @@ def _read_last_build(settings: Settings, read: Callable[[Any], T], lacking: str)
 
 
 def command_ask_train(args: argparse.Namespace) -> int:
-    from ask.encoder_models import ModelStore, base_sha256
-    from ask.library_training import library_training_set, train_encoder
-    from ask.training_set import training_key
+    from ask.model.store import ModelStore
+    from ask.training.library import library_training_set, train_or_reuse
     from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 
     settings = load_settings()
@@ -126,16 +125,12 @@ def command_ask_train(args: argparse.Namespace) -> int:
     if data is None:
         return 2
     recipe = RECIPES[args.recipe]
-    store = ModelStore(settings.ask_models)
-    key = training_key(base_sha256(), data, recipe)
-    trained = None if args.again else store.training(key)
-    if trained is not None:
+    trained, trained_now = train_or_reuse(data, recipe, ModelStore(settings.ask_models), _print, again=args.again)
+    if not trained_now:
         _print(
-            f"this library was trained on before with the {recipe.name} recipe (key {key[:12]}): shipping that model"
+            f"this library was trained on before with the {recipe.name} recipe "
+            f"(key {trained.manifest['key'][:12]}): shipping that model"
         )
-    else:
-        trained = train_encoder(data, recipe, key, _print)
-        store.keep(trained)
     shipped = settings.inputs / SHIPPED_ENCODER_FOLDER
     trained.write(shipped)
     _print(

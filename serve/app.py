@@ -14,8 +14,8 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
-from ask.encoder_models import ModelStore
-from ask.encoder_threads import ensure_encoder_threads
+from ask.dense.threads import ensure_encoder_threads
+from ask.model.store import ModelStore
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
 from foundations.settings import Settings, load_settings
 from release.snapshot import Snapshot, SnapshotHolder
@@ -55,7 +55,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     log_to_stderr()
     # Before any release's encoder loads: its threads sleep while they wait, whatever the environment says.
     ensure_encoder_threads()
-    models = ModelStore(settings.ask_models)
+    encoders = ModelStore(settings.ask_models)
 
     def prepare(snapshot: Snapshot) -> None:
         if snapshot.base_url != settings.base_url:
@@ -67,7 +67,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
                 snapshot.base_url,
                 settings.base_url,
             )
-        routes_ask.prepare_ask(snapshot, models)
+        routes_ask.prepare_ask(snapshot, encoders)
 
     if settings.serve_from:
         # Imported here: a server of local releases has no use for the S3 client (4 MB resident).

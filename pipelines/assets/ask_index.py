@@ -1,7 +1,7 @@
 """The ask engine's lexical index, analysed at build time and stored beside the marts.
 
 A server then loads postings instead of analysing every entry's texts in six languages when a
-snapshot lands (``ask.stored_index``): a 20,000-entry library's engine loads in about
+snapshot lands (``ask.lexical.stored``): a 20,000-entry library's engine loads in about
 2 s instead of 40.
 """
 
@@ -9,8 +9,8 @@ import time
 
 from dagster import AssetExecutionContext, AssetKey, AssetSpec, MaterializeResult, multi_asset
 
-from ask.index import AskIndex
-from ask.stored_index import index_tables
+from ask.lexical.index import AskIndex
+from ask.lexical.stored import index_tables
 from pipelines.resources import WarehouseResource
 from release.local_store import rows_of
 from warehouse.contract import (
@@ -18,7 +18,7 @@ from warehouse.contract import (
     ASK_LEXICON_TABLE,
     ASK_NEIGHBOURS_TABLE,
     MARTS_SCHEMA,
-    TABLE_QUERIES,
+    table_query,
 )
 
 SOURCES = ("recommendations", "answers", "categories")
@@ -44,8 +44,7 @@ DESCRIPTIONS = {
 def ask_lexical_index(context: AssetExecutionContext, warehouse: WarehouseResource):
     started = time.perf_counter()
     with warehouse.connect() as connection:
-        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")  # the server's queries, on the marts
-        tables = {name: rows_of(connection, TABLE_QUERIES[name]) for name in SOURCES}
+        tables = {name: rows_of(connection, table_query(name, MARTS_SCHEMA)) for name in SOURCES}
     index = AskIndex.from_tables(tables["recommendations"], tables["answers"], tables["categories"])
     stored = index_tables(index)
     with warehouse.connect() as connection:

@@ -9,7 +9,7 @@ the no-match answer rather than the nearest entry's.
 
 from dagster import AssetKey
 
-from ask.encoder import DIMENSIONS
+from ask.dense.encoder import DIMENSIONS
 from pipelines.assets.ask_vectors import embedded_texts_asset
 from warehouse.contract import ASK_UNCOVERED_TOPICS_SEED, ASK_UNCOVERED_VECTORS_TABLE, MARTS_SCHEMA, SEEDS_SCHEMA
 

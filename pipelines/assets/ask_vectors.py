@@ -13,10 +13,10 @@ import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
 
-from ask.encoder import DIMENSIONS, Encoder
-from ask.encoder_models import ModelStore
+from ask.dense.cache import VectorCache
+from ask.dense.encoder import DIMENSIONS, Encoder
 from ask.engine import encoder_of
-from ask.vector_cache import VectorCache
+from ask.model.store import ModelStore
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.contract import ASK_ENCODER_TABLE, ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, MARTS_SCHEMA
 
@@ -56,8 +56,7 @@ def embed_into(
     started = time.perf_counter()
     with warehouse.connect() as connection:
         texts = dict(connection.execute(texts_sql).fetchall())
-        connection.execute(f"SET search_path = '{MARTS_SCHEMA}'")
-        encoder = encoder_of(connection, ModelStore(settings.settings.ask_models))
+        encoder = encoder_of(connection, ModelStore(settings.settings.ask_models), MARTS_SCHEMA)
     vectors, embedded = entry_vectors(texts, encoder, VectorCache(settings.settings.embedding_cache), log)
     hashes = sorted(texts)
     matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)

@@ -12,10 +12,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ask.admission import QuestionAdmission, QuestionsWaiting
-from ask.encoder_models import ModelStore
 from ask.engine import AskEngine
-from ask.language import LANGUAGES, negotiate
+from ask.model.store import ModelStore
 from foundations.problem_details import ProblemError
 from foundations.settings import Settings
 from public.documents import USAGE, encode, envelope, record
@@ -23,8 +21,11 @@ from public.languages import language_url
 from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, ASK_PATH, HUB_PATH, LANGUAGE_FIELDS, MAX_Q_LENGTH
 from release.snapshot import Snapshot
 from serve.api import params
+from serve.api.admission import QuestionAdmission, QuestionsWaiting
+from serve.api.language import negotiate
 from serve.http.responses import answer_with_validators
 from serve.operations.question_log import Nearest, QuestionLog, record_question
+from warehouse.reference_data import LANGUAGES
 
 ASK_ENGINE = f"{__name__}.engine"  # the engine each snapshot is served with, built when it loads
 # ask.json's body but its envelope, and the entry that came closest, by (question, limit, lang, Accept-Language)
@@ -41,12 +42,12 @@ FALLBACK_NOTE = {
 }
 
 
-def prepare_ask(snapshot: Snapshot, models: ModelStore) -> None:
+def prepare_ask(snapshot: Snapshot, encoders: ModelStore) -> None:
     """Build the ask engine when the snapshot loads (it switches with the snapshot): the lexical
     index of its entries, the entry vectors the pipeline stored in it, the encoder that made them
-    (made from the snapshot's delta into ``models`` once) and the decision fitted with it. A
+    (made from the snapshot's delta into ``encoders`` once) and the decision fitted with it. A
     snapshot whose engine this server cannot build fails to load, and the one being served stays."""
-    snapshot.caches.keep(ASK_ENGINE, AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models))
+    snapshot.caches.keep(ASK_ENGINE, AskEngine.from_snapshot(snapshot.tables, snapshot.connection, encoders))
 
 
 def choose_language(lang: str | None, accept_language: str | None, question: str) -> str:

@@ -21,8 +21,7 @@ from pydantic import Field
 from starlette.concurrency import run_in_threadpool
 from starlette.routing import BaseRoute, Route
 
-from ask.encoder_models import ModelStore
-from ask.language import LANGUAGES
+from ask.model.store import ModelStore
 from foundations.problem_details import ProblemError
 from foundations.settings import Settings
 from public.openapi import (
@@ -38,6 +37,7 @@ from serve.api.routes_ask import QuestionDesk, prepare_ask
 from serve.http.cors import WithCorsHeaders
 from serve.mcp_server import answers
 from serve.mcp_server.results import AskResult, BenchResult, ChangesResult, DatasetResult, PageResult, ProductsResult
+from warehouse.reference_data import LANGUAGES
 
 MCP_PATH = "/mcp"  # beside the API on the same server and port (docs/decisions.md)
 # Headers of the MCP answers a browser's script must read (the protocol's session and version).
@@ -196,8 +196,8 @@ def streamable_http_routes(server: MCPServer) -> list[BaseRoute]:
 
 async def serve_stdio(settings: Settings) -> None:
     """Serve over standard input and output the local home's current release, following CURRENT."""
-    models = ModelStore(settings.ask_models)
-    holder = SnapshotHolder(settings.snapshots_dir, lambda snapshot: prepare_ask(snapshot, models))
+    encoders = ModelStore(settings.ask_models)
+    holder = SnapshotHolder(settings.snapshots_dir, lambda snapshot: prepare_ask(snapshot, encoders))
     await asyncio.to_thread(holder.load_current)
     watcher = asyncio.create_task(holder.watch())
     desk = QuestionDesk.opened(settings)

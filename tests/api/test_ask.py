@@ -3,27 +3,18 @@
 from __future__ import annotations
 
 import csv
+import unicodedata
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
-from ask.encoder_models import ModelStore
+from ask.decision.evaluation import fit_on_dev, run, score
+from ask.decision.fusion import Fusion
 from ask.engine import BELOW_THRESHOLD, UNCOVERED_TOPIC, AskEngine
-from ask.evaluation import (
-    COPIED_RUN,
-    FLOOR_FALSE_NEGATIVE_RATE,
-    FLOOR_FALSE_POSITIVE_RATE,
-    FLOOR_TOP1_OVERALL,
-    FLOOR_TOP1_PER_LANGUAGE,
-    fit_on_dev,
-    run,
-    runs,
-    score,
-    words,
-)
-from ask.fusion import FusionModel
-from ask.language import LANGUAGES
+from ask.lexical.script import WORD
+from ask.model.store import ModelStore
+from benchmarks.lexical_baseline import lexical_search
 from foundations.settings import load_settings
 from inputs.ask_inputs import load_questions
 from release.local_store import current_version
@@ -31,9 +22,37 @@ from release.snapshot import load_snapshot
 from tests.api.conftest import BASE_URL
 from tests.conftest import DEMO, PROJECT_ROOT
 from tests.support.harness import Server
+from warehouse.reference_data import LANGUAGES
 
 FALLBACK = f"{BASE_URL}/guides/start-here"
 SEEDS = PROJECT_ROOT / "sql" / "seeds"
+
+# The regression test fails below these: the test split's figures of the engine as shipped with
+# the encoder trained on the demo's library (2026-11-26: top-1 0.780 overall, 0.720 in the lowest
+# language, false negatives 0.175, false positives 0.036; the frozen encoder's were 0.686, 0.634,
+# 0.226 and 0.036), less a little for arithmetic that differs between machines. They sit under the
+# targets (``benchmarks/ask_engine.py``), which the engine does not reach yet (benchmarks/RESULTS.md):
+# raise them as it improves, never lower them.
+FLOOR_TOP1_OVERALL = 0.76
+FLOOR_TOP1_PER_LANGUAGE = 0.70
+FLOOR_FALSE_NEGATIVE_RATE = 0.19
+FLOOR_FALSE_POSITIVE_RATE = 0.05
+
+# A labelled question may not copy this many consecutive words of an entry (Han: characters).
+COPIED_RUN = {language: 7 if language == "zh" else 4 for language in LANGUAGES}
+
+
+def words(text: str, language: str) -> list[str]:
+    """The words of ``text`` as the copy rule counts them: Han characters one by one."""
+    text = unicodedata.normalize("NFC", text).lower()
+    if language == "zh":
+        return [character for character in text if character.isalnum()]
+    return WORD.findall(text)
+
+
+def runs(sequence: list[str], length: int) -> set[tuple[str, ...]]:
+    """Every run of ``length`` consecutive words of ``sequence``."""
+    return {tuple(sequence[i : i + length]) for i in range(len(sequence) - length + 1)}
 
 
 def ask(server: Server, question: str, query: str = "", headers: dict[str, str] | None = None) -> dict:
@@ -149,7 +168,7 @@ def test_the_fused_engine_finds_what_the_lexical_engine_alone_cannot(
     demo_engine: AskEngine, question: str, expected: str
 ):
     assert first_id(demo_engine, question) == expected
-    assert [m.entry.id for m in demo_engine.lexical.search(question, 1)] != [expected]
+    assert [m.entry.id for m in lexical_search(demo_engine.lexical, question, 1)] != [expected]
 
 
 @pytest.mark.parametrize("question", ["refillable nespresso pods", "what's the weather in Lisbon tomorrow"])
@@ -196,8 +215,8 @@ def test_labels_name_entries_of_the_library_and_no_question_copies_one(demo_engi
 
 
 def test_the_published_decision_is_the_fit_of_the_dev_split(demo_engine: AskEngine):
-    unfitted = AskEngine(demo_engine.lexical, demo_engine.vectors, demo_engine.encoder, FusionModel.unfitted())
-    shipped = demo_engine.model
+    unfitted = AskEngine(demo_engine.lexical, demo_engine.vectors, demo_engine.encoder, Fusion.unfitted())
+    shipped = demo_engine.fusion
     refitted = fit_on_dev(unfitted, load_questions(DEMO, "dev", LANGUAGES), shipped.fitted_on)
     assert refitted.fitted_on == shipped.fitted_on
     for name, weight in {**shipped.ranking, **shipped.decision, **shipped.decision_bias}.items():
@@ -269,7 +288,7 @@ def test_the_uncovered_topics_get_no_answer(demo_engine: AskEngine):
 
 
 def test_answered_or_not_the_ranking_names_the_entry_that_came_closest_and_why_it_fell_short(demo_engine: AskEngine):
-    threshold = demo_engine.model.threshold
+    threshold = demo_engine.fusion.threshold
     cited = demo_engine.rank("how do I get coffee smell out of my flask", 5)
     assert cited.matches and cited.nearest == cited.matches[0].entry
     assert cited.refusal is None and cited.probability >= threshold

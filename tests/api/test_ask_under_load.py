@@ -17,7 +17,7 @@ from urllib.parse import quote
 import orjson
 import pytest
 
-from ask.encoder_threads import WAIT_POLICY, cores
+from ask.dense.threads import WAIT_POLICY, cores
 from foundations.media_types import PROBLEM_JSON
 from tests.support.harness import Server, serving
 from tests.support.openmp import HOSTILE, displayed_settings

@@ -23,8 +23,8 @@ from urllib.parse import quote
 import duckdb
 import pytest
 
-from ask.encoder_models import ModelStore
 from ask.engine import MissingTables
+from ask.model.store import ModelStore
 from foundations.problem_details import ProblemError
 from foundations.settings import load_settings
 from publish.new_release import publish_release

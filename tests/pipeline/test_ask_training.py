@@ -17,11 +17,11 @@ from pathlib import Path
 
 import pytest
 
-from ask.encoder_models import ModelStore, TrainedModel, base_model_bytes, trained_model_id
 from ask.engine import AskEngine
-from ask.library_training import choose_encoder
-from ask.model_delta import apply_model_delta
-from ask.training_set import training_set
+from ask.model.delta import apply_model_delta
+from ask.model.store import ModelStore, TrainedModel, base_model_bytes, trained_model_id
+from ask.training.data import training_set
+from ask.training.library import choose_encoder
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from pipelines.build import latest_materialization_metadata
 from release.local_store import current_version

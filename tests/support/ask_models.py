@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ask.model_file import Q4_0, ModelFile, TokenizerSection, dequantise_q4_0, quantise_q4_0
+from ask.model.file import Q4_0, ModelFile, TokenizerSection, dequantise_q4_0, quantise_q4_0
 
 # A unigram vocabulary small enough to reason about: ties, float32 sums and duplicates are decided here
 TINY_PIECES: list[tuple[str, float]] = [

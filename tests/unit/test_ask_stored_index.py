@@ -5,8 +5,9 @@ from __future__ import annotations
 import duckdb
 import pytest
 
-from ask.index import AskIndex
-from ask.stored_index import StoredIndexError, index_tables, load_index
+from ask.lexical.index import AskIndex
+from ask.lexical.stored import StoredIndexError, index_tables, load_index
+from benchmarks.lexical_baseline import lexical_search
 from tests.support.ask_libraries import SMALL_LIBRARY, index_of, library_answer, recommendation
 
 QUESTIONS = [
@@ -28,7 +29,6 @@ def analysed() -> AskIndex:
             **library_answer("Which insulated cup?", "/cup", zh="哪款保温杯好？", vi="Ly giữ nhiệt nào tốt?"),
             "answer_id": "cup",
         },
-        tuning=SMALL_LIBRARY,
     )
 
 
@@ -42,9 +42,12 @@ def stored(index: AskIndex) -> duckdb.DuckDBPyConnection:
 
 
 def test_a_loaded_index_answers_as_the_analysed_one(analysed: AskIndex):
-    loaded = load_index(analysed.entries, stored(analysed), SMALL_LIBRARY)
+    loaded = load_index(analysed.entries, stored(analysed))
     for question in QUESTIONS:
-        answers = [[(m.entry.id, round(m.score, 4)) for m in index.search(question, 5)] for index in (loaded, analysed)]
+        answers = [
+            [(m.entry.id, round(m.score, 4)) for m in lexical_search(index, question, 5, SMALL_LIBRARY)]
+            for index in (loaded, analysed)
+        ]
         assert answers[0] == answers[1], question
     assert loaded.corrections("botl") == analysed.corrections("botl") == {"bottl"}  # "botle", stemmed
     assert loaded.latin_vocabulary == analysed.latin_vocabulary
@@ -52,4 +55,4 @@ def test_a_loaded_index_answers_as_the_analysed_one(analysed: AskIndex):
 
 def test_an_index_stored_for_other_entries_is_refused(analysed: AskIndex):
     with pytest.raises(StoredIndexError, match="another order"):
-        load_index(list(reversed(analysed.entries)), stored(analysed), SMALL_LIBRARY)
+        load_index(list(reversed(analysed.entries)), stored(analysed))

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ask.model_file import BASE_MODEL_PATH
-from ask.tokenizer import PASSAGE, QUERY, Tokenizer
+from ask.model.file import BASE_MODEL_PATH
+from ask.model.tokenizer import PASSAGE, QUERY, Tokenizer
 from tests.support.ask_models import tiny_model
 
 ROOT = Path(__file__).resolve().parents[2]

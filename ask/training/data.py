@@ -1,0 +1,73 @@
+"""What the ask encoder is trained on: the library's texts, the dev split's questions, and the
+questions nothing in the library answers.
+
+The training set is assembled from the library as the build warehouse holds it, without
+PyTorch, so a build can tell whether it needs to train at all on a machine without it: its
+digest is part of the training's key (``ask.training.library.training_key``).
+
+Never the test split: only the dev split's questions are in a training set.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from foundations.content_keys import value_key
+
+
+@dataclass(frozen=True)
+class TrainingSet:
+    """The library's texts, the dev split's questions, and questions nothing in the library answers."""
+
+    entry_texts: dict[str, tuple[str, ...]]  # entry id -> its question and scenario in six languages, phrasings
+    entry_groups: dict[str, str]  # entry id -> its category: entries of one category are each other's hard negatives
+    questions: tuple[tuple[str, str], ...]  # (question as people type it, entry id): the dev split's answerable ones
+    no_match: tuple[str, ...]  # questions nothing in the library answers: the dev split's and the uncovered topics'
+
+    def digest(self) -> str:
+        """The sha256 of a canonical serialisation: equal sets, equal digests, whatever their order."""
+        canonical = {
+            "entry_texts": {entry: sorted(texts) for entry, texts in sorted(self.entry_texts.items())},
+            "entry_groups": dict(sorted(self.entry_groups.items())),
+            "questions": sorted(self.questions),
+            "no_match": sorted(self.no_match),
+        }
+        return value_key(canonical)
+
+    def summary(self) -> dict[str, int]:
+        return {
+            "entries": len(self.entry_texts),
+            "entry_texts": sum(len(texts) for texts in self.entry_texts.values()),
+            "questions": len(self.questions),
+            "no_match": len(self.no_match),
+        }
+
+
+def training_set(
+    entry_texts: Iterable[tuple[str, str]],
+    entry_groups: Mapping[str, str],
+    dev_questions: Iterable[tuple[str, tuple[str, ...]]],
+    uncovered_questions: Iterable[str],
+) -> TrainingSet:
+    """The training set of a library: ``entry_texts`` as (entry id, text) rows, each entry's
+    category, the dev split's (question, expected entry ids), and the uncovered topics' questions.
+
+    A dev question whose expected entries are all missing from the library (a publisher that
+    dropped them) is left out rather than taught as a no-match: it was written to be answered.
+    """
+    texts: dict[str, list[str]] = {}
+    for entry, text in entry_texts:
+        texts.setdefault(entry, []).append(text)
+    questions, no_match = [], list(dict.fromkeys(uncovered_questions))
+    for question, expected in dev_questions:
+        if not expected:
+            no_match.append(question)
+        elif present := [entry for entry in expected if entry in texts]:
+            questions.append((question, present[0]))
+    return TrainingSet(
+        entry_texts={entry: tuple(dict.fromkeys(found)) for entry, found in sorted(texts.items())},
+        entry_groups={entry: entry_groups.get(entry, entry) for entry in sorted(texts)},
+        questions=tuple(questions),
+        no_match=tuple(dict.fromkeys(no_match)),
+    )

@@ -1,0 +1,35 @@
+"""Keys of content: equal content, equal key. Work whose inputs have the key they had last time is
+skipped (a trained encoder kept, a fitted decision kept, a release file linked, a dbt project not
+parsed again), so every such key is made here, one way for a value and one for a tree of files.
+
+- ``value_key``: the sha256 of a JSON-encodable value's canonical serialisation (keys sorted,
+  text as UTF-8, not escaped). The value names its parts (a dict), so that two keys of different
+  things cannot be confused.
+- ``tree_key``: the sha256 of files, each its path relative to a root, NUL, then its bytes, in the
+  order given (sort them for an order-free key). The published digest of a labelled split is one.
+
+Rows in DuckDB are keyed by DuckDB itself, without reading them into Python:
+``publish.snapshot_copy.RelationContents`` keys a table by its rows' hashes, and the page packs
+key a page by its row's hash (``publish.page_packs``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+
+def value_key(value: Any) -> str:
+    """The sha256 (hex) of ``value``'s canonical JSON: equal values, equal keys, whatever the dicts' order."""
+    return hashlib.sha256(json.dumps(value, ensure_ascii=False, sort_keys=True).encode()).hexdigest()
+
+
+def tree_key(root: Path, files: Iterable[Path]) -> str:
+    """The sha256 (hex) of ``files`` under ``root``: each one's path relative to ``root``, NUL, its bytes."""
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()
