@@ -42,7 +42,7 @@ run: build  ## setup + build + serve the public API on http://127.0.0.1:8000
 	$(BIN)/reuse-data serve --host 127.0.0.1 --port 8000
 
 dev: setup  ## the Dagster UI (dagster dev) on the same assets, http://127.0.0.1:3000
-	@$(BIN)/python -c "from pipelines.build import prepare_environment; from foundations.settings import load_settings; prepare_environment(load_settings())"
+	@$(BIN)/python -c "from pipelines.build import prepare_dagster_home; from foundations.settings import load_settings; prepare_dagster_home(load_settings())"
 	DAGSTER_HOME=$(REUSE_DATA_HOME)/dagster $(BIN)/dagster dev -w workspace.yaml
 
 # The suite's modules run on TEST_WORKERS processes at once (pytest-xdist), each module whole on

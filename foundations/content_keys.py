@@ -8,6 +8,10 @@ parsed again), so every such key is made here, one way for a value and one for a
 - ``tree_key``: the sha256 of files, each its path relative to a root, NUL, then its bytes, in the
   order given (sort them for an order-free key). The published digest of a labelled split is one.
 
+A key is kept with what it describes: in the same table (the ask decision's), by the key itself
+(a trained encoder in the model store), or, for a file that another process may hold locked (the
+build warehouse) or that another tool writes (dbt's manifest), in a ``KeyFile`` beside it.
+
 Rows in DuckDB are keyed by DuckDB itself, without reading them into Python:
 ``publish.snapshot_copy.RelationContents`` keys a table by its rows' hashes, and the page packs
 key a page by its row's hash (``publish.page_packs``).
@@ -21,6 +25,8 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from foundations.durable_files import replace_durably
+
 
 def value_key(value: Any) -> str:
     """The sha256 (hex) of ``value``'s canonical JSON: equal values, equal keys, whatever the dicts' order."""
@@ -33,3 +39,21 @@ def tree_key(root: Path, files: Iterable[Path]) -> str:
     for path in files:
         digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()
+
+
+class KeyFile:
+    """The key of what a file holds, kept beside it: readable while the file itself is locked."""
+
+    def __init__(self, described: Path, suffix: str) -> None:
+        self.path = described.with_name(f"{described.name}.{suffix}")
+
+    def read(self) -> str | None:
+        """The key kept, or None when none is."""
+        try:
+            return self.path.read_text(encoding="utf-8").strip() or None
+        except FileNotFoundError:
+            return None
+
+    def write(self, key: str) -> None:
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        replace_durably(self.path, f"{key}\n".encode(), self.path.with_name(f".{self.path.name}.staging"))

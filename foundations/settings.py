@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,6 +19,8 @@ DEFAULT_ASK_MODELS = PROJECT_ROOT / ".cache" / "ask-models"
 # ``off``, never (the build uses the publisher's latest model and says how stale it is).
 ASK_TRAINING_CHOICES = ("full", "short", "off")
 DEFAULT_QUESTION_RETENTION_DAYS = 90
+DEFAULT_DUCKDB_MEMORY_LIMIT = "3GB"
+_MEMORY_LIMIT = re.compile(r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)
 
 
 class SettingsError(ValueError):
@@ -59,6 +62,9 @@ class Settings:
         day files; ``REUSE_DATA_QUESTION_RETENTION_DAYS``, 90 by default.
     tester_token: the token `reuse-data upload` sends for a tester, on the tester's machine
         (``--token`` wins); ``REUSE_DATA_TOKEN``. Kept out of the settings' repr.
+    duckdb_memory_limit: the most memory dbt's DuckDB takes while it builds the warehouse (beyond it
+        DuckDB spills to disk), as DuckDB writes sizes (``3GB``, ``512MB``);
+        ``REUSE_DATA_DUCKDB_MEMORY_LIMIT``, 3GB by default.
     """
 
     home: Path
@@ -78,6 +84,7 @@ class Settings:
     question_log: bool = True
     question_retention_days: int = DEFAULT_QUESTION_RETENTION_DAYS
     tester_token: str = field(default="", repr=False)
+    duckdb_memory_limit: str = DEFAULT_DUCKDB_MEMORY_LIMIT
 
     @property
     def warehouse_path(self) -> Path:
@@ -116,6 +123,11 @@ class Settings:
     def dbt_target_dir(self) -> Path:
         return self.home / "dbt" / "target"
 
+    @property
+    def dbt_profiles_dir(self) -> Path:
+        """Where dbt's profile, written from these settings (``pipelines.project``), is kept."""
+        return self.home / "dbt"
+
     def ensure_dirs(self) -> None:
         for path in (self.warehouse_path.parent, self.snapshots_dir, self.dagster_home):
             path.mkdir(parents=True, exist_ok=True)
@@ -147,6 +159,7 @@ def load_settings(environ: os._Environ[str] | dict[str, str] | None = None) -> S
             env, "REUSE_DATA_QUESTION_RETENTION_DAYS", DEFAULT_QUESTION_RETENTION_DAYS
         ),
         tester_token=env.get("REUSE_DATA_TOKEN", "").strip(),
+        duckdb_memory_limit=_memory_size(env, "REUSE_DATA_DUCKDB_MEMORY_LIMIT", DEFAULT_DUCKDB_MEMORY_LIMIT),
     )
 
 
@@ -164,3 +177,10 @@ def _non_negative_integer(env: os._Environ[str] | dict[str, str], name: str, def
     if not text.isdigit():
         raise SettingsError(f"{name} must be a whole number, got {text!r}; unset it for the default ({default})")
     return int(text)
+
+
+def _memory_size(env: os._Environ[str] | dict[str, str], name: str, default: str) -> str:
+    text = env.get(name, "").strip() or default
+    if not _MEMORY_LIMIT.match(text):
+        raise SettingsError(f"{name} must be a size such as 3GB or 512MB, got {text!r}; unset it for {default}")
+    return text.replace(" ", "")

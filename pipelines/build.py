@@ -2,7 +2,7 @@
 
 The run is a real Dagster run in the instance under ``REUSE_DATA_HOME`` (so it shows in the
 Dagster UI's run history): an embedded SQLite instance, or PostgreSQL when
-``REUSE_DATA_DAGSTER_POSTGRES_URL`` names a database (``prepare_environment``). While it
+``REUSE_DATA_DAGSTER_POSTGRES_URL`` names a database (``prepare_dagster_home``). While it
 executes in a worker thread, this module follows the run's event log and reports each asset
 materialised, each failing check and each failed step as it happens.
 
@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 import threading
 import time
 import uuid
@@ -27,7 +26,7 @@ from foundations.settings import Settings, SettingsError
 from pipelines.build_lock import STARTED_BY_TAG, BuildHolder, one_build_at_a_time, started_by
 
 if TYPE_CHECKING:
-    from dagster import AssetKey
+    from dagster import AssetKey, DagsterInstance
 
 POLL_SECONDS = 0.3
 # Dagster's console logger only for warnings: progress comes from the event log instead.
@@ -79,8 +78,9 @@ def dagster_yaml(settings: Settings) -> str:
     return DAGSTER_YAML + (POSTGRES_STORAGE if settings.dagster_postgres_url else "")
 
 
-def prepare_environment(settings: Settings) -> None:
-    """Directories, Dagster home and the variables dbt and Dagster read, before any import."""
+def prepare_dagster_home(settings: Settings) -> None:
+    """The home's folders and the Dagster instance's configuration (``dagster_yaml``), unless an
+    operator made the file their own (removed its first line)."""
     url = settings.dagster_postgres_url
     if url and not url.startswith(POSTGRES_URL_SCHEME):
         # SQLAlchemy would take a bare postgresql:// for psycopg 3, which is not installed.
@@ -94,13 +94,14 @@ def prepare_environment(settings: Settings) -> None:
     written = config_path.read_text(encoding="utf-8") if config_path.exists() else None
     if written is None or (written.startswith(DAGSTER_YAML_HEADER) and written != config):
         config_path.write_text(config, encoding="utf-8")
-    if url:
-        os.environ[DAGSTER_POSTGRES_URL_VARIABLE] = url
-    os.environ["DAGSTER_HOME"] = str(settings.dagster_home)
-    os.environ["REUSE_DATA_HOME"] = str(settings.home)
-    os.environ["REUSE_DATA_INPUTS"] = str(settings.inputs)
-    os.environ["REUSE_DATA_WAREHOUSE"] = str(settings.warehouse_path)
-    os.environ["REUSE_DATA_EMBEDDING_CACHE"] = str(settings.embedding_cache)
+
+
+def dagster_instance(settings: Settings) -> DagsterInstance:
+    """The Dagster instance under the home (its storage as ``dagster.yaml`` says, a PostgreSQL URL
+    read from the variable the settings read it from)."""
+    from dagster import DagsterInstance
+
+    return DagsterInstance.from_config(str(settings.dagster_home))
 
 
 def _classify(event) -> tuple[str, str] | None:
@@ -160,7 +161,7 @@ def run_build(
     raises ``BuildAlreadyRunning`` past ``settings.build_wait_seconds``: it holds the build lock
     before it loads the definitions, and its run takes it over.
     """
-    prepare_environment(settings)
+    prepare_dagster_home(settings)
     run_id = str(uuid.uuid4())
     run_tags = {STARTED_BY_TAG: "cli", **(tags or {})}
     holder = BuildHolder.starting_now(run_id, started_by(run_tags))
@@ -175,12 +176,10 @@ def _execute(
     asset_selection: Sequence[AssetKey] | None,
     report: Callable[[str], None],
 ) -> BuildOutcome:
-    from dagster import DagsterInstance
+    from pipelines.definitions import build_definitions  # parses the dbt project first when it changed
 
-    from pipelines.definitions import defs  # importing them parses the dbt project first when it changed
-
-    job = defs.resolve_job_def("build_and_publish")
-    instance = DagsterInstance.get()
+    job = build_definitions(settings, report).resolve_job_def("build_and_publish")
+    instance = dagster_instance(settings)
     started = time.monotonic()
     result_holder: dict[str, object] = {}
 

@@ -1,26 +1,22 @@
 """Resources: reuse-data's settings, the build warehouse (which holds the build lock for a run), the raw
 inputs folder and the dbt CLI.
 
-The environment is read once, where the definitions are loaded (``build_resources``); the assets and
-sensors receive what it says as resources and read no environment variable of their own."""
+They are made from one ``Settings`` (``build_resources``), which the definitions are given: the
+assets and sensors receive what it says as resources and read no environment variable of their own."""
 
 from __future__ import annotations
 
-import importlib.metadata
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cached_property
 from pathlib import Path
 
 import duckdb
 from dagster import ConfigurableResource, InitResourceContext
-from dagster_dbt import DbtCliResource
-from packaging.version import Version
+from dagster_dbt import DbtProject
 
-from foundations.settings import Settings, load_settings
+from foundations.settings import Settings
 from pipelines.build_lock import BuildAlreadyRunning, BuildHolder, one_build_at_a_time, started_by
-from pipelines.project import dbt_project
+from pipelines.project import installed_dbt
 
 TERMINATE_TO_STOP = "terminate this run in the Dagster UI to stop"
 
@@ -106,29 +102,12 @@ class InputsResource(ConfigurableResource):
         return Path(self.path)
 
 
-# dbt-core as installed next to this interpreter, pinned in requirements.lock.
-DBT_EXECUTABLE = Path(sys.executable).parent / "dbt"
-
-
-class InstalledDbtResource(DbtCliResource):
-    """dagster-dbt's dbt CLI, running the dbt installed next to this interpreter.
-
-    Its version is that package's: dagster-dbt would otherwise run `dbt --version` in a process
-    of its own at every build to find out (1.6 s of each build).
-    """
-
-    @cached_property
-    def _cli_version(self) -> Version:
-        return Version(importlib.metadata.version("dbt-core"))
-
-
-def build_resources() -> dict[str, object]:
-    settings = load_settings()
+def build_resources(settings: Settings, project: DbtProject) -> dict[str, object]:
     return {
         "settings": SettingsResource.of(settings),
         "warehouse": WarehouseResource(
             path=str(settings.warehouse_path), build_wait_seconds=settings.build_wait_seconds
         ),
         "inputs": InputsResource(path=str(settings.inputs)),
-        "dbt": InstalledDbtResource(project_dir=dbt_project, dbt_executable=str(DBT_EXECUTABLE)),
+        "dbt": installed_dbt(project),
     }

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import os
-import struct
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,10 +26,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from release.codecs import ENCODINGS, GZIP_HEADER, deflate_head, gzip_trailer
 from release.manifest import Manifest, ReleaseError, ReleaseFile, read_manifest, verify
 
-# Content codings a release carries copies in, best first; identity is the file itself.
-ENCODINGS: dict[str, str] = {"zstd": ".zst", "gzip": ".gz"}
 DOWNLOADS_DIR = "api/public/downloads"
 PAGE_ENVELOPE = "records/page.json.envelope"  # what every page.json document of the release begins with
 PAGE_PACK = "records/page.json.pack"  # what follows the envelope in each page.json document, end to end
@@ -53,27 +51,6 @@ ROBOTS = "robots.txt"
 LLMS = "llms.txt"
 SITEMAP_INDEX = "sitemap.xml"
 SITEMAPS_DIR = "sitemaps"
-# A gzip member's header as this project writes them: no name, no time, unknown system.
-# Gzip for bodies fixed for a release, written at publish or made once by the server: below this
-# size compressing saves next to nothing; level 9 saves about 1 % more and takes twice as long.
-GZIP_MINIMUM_BYTES = 1024
-GZIP_LEVEL = 6
-GZIP_HEADER = b"\x1f\x8b\x08\x00\x00\x00\x00\x00\x00\xff"
-GZIP_TRAILER_BYTES = 8  # the CRC-32 and the size of what was compressed
-
-
-def gzip_trailer(crc: int, size: int) -> bytes:
-    """The end of a gzip member: the CRC-32 and the size (modulo 2**32) of its uncompressed bytes."""
-    return struct.pack("<II", crc, size & 0xFFFFFFFF)
-
-
-def deflate_head(head: bytes) -> bytes:
-    """``head`` as the first blocks of a deflate stream, ended on a byte boundary (a sync flush)
-    and not final, so that blocks compressed on their own may follow it."""
-    compressor = zlib.compressobj(6, zlib.DEFLATED, -zlib.MAX_WBITS)
-    return compressor.compress(head) + compressor.flush(zlib.Z_SYNC_FLUSH)
-
-
 # A page as ``PageIndex.write`` takes it: (offset, length, deflate offset, deflate length, the
 # part's sha256 digest), and what the part was made from (``source``) when known.
 PageEntry = tuple[int, int, int, int, bytes] | tuple[int, int, int, int, bytes, int]

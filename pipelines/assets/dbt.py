@@ -5,12 +5,13 @@ from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from dagster import AssetExecutionContext, AssetKey
-from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, dbt_assets
+from dagster import AssetExecutionContext, AssetKey, AssetsDefinition
+from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtCliResource, DbtProject, dbt_assets
 
+from foundations.content_keys import KeyFile
 from foundations.settings import Settings
 from pipelines.assets.ingest import RAW_SCHEMA
-from pipelines.project import dbt_project, project_fingerprint
+from pipelines.project import project_key
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.reference_data import dbt_vars
 
@@ -42,21 +43,15 @@ class ReuseDataTranslator(DagsterDbtTranslator):
 translator = ReuseDataTranslator(settings=DagsterDbtTranslatorSettings(enable_asset_checks=True))
 
 
-def built_from_path(settings: Settings) -> Path:
-    """Where the fingerprint of the dbt project the warehouse was last built from is kept."""
-    warehouse = settings.warehouse_path
-    return warehouse.with_name(f"{warehouse.name}.dbt-project-sha256")
-
-
-def recorded_project_fingerprint(settings: Settings) -> str | None:
-    """The fingerprint of the dbt project every model of the warehouse was last built from, if any."""
-    marker = built_from_path(settings)
-    return marker.read_text(encoding="utf-8").strip() if marker.exists() else None
+def built_from(settings: Settings) -> KeyFile:
+    """Where the key of the dbt project the warehouse was last built from is kept, beside it (a
+    sensor reads it while a build holds the warehouse)."""
+    return KeyFile(settings.warehouse_path, "dbt-project-key")
 
 
 def warehouse_built_from_project(settings: Settings) -> bool:
     """Whether every model of the warehouse was last built from the dbt project as it is now."""
-    return recorded_project_fingerprint(settings) == project_fingerprint(dbt_project.project_dir)
+    return built_from(settings).read() == project_key()
 
 
 RUN_TARGETS_KEPT = 20
@@ -87,31 +82,36 @@ def run_target_path(settings: Settings, run_id: str) -> Path:
 DBT_STEP = "dbt_models"  # the step of `dbt build` in a run: what the build's progress names
 
 
-@dbt_assets(manifest=dbt_project.manifest_path, dagster_dbt_translator=translator, name=DBT_STEP)
-def dbt_models(
-    context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource, settings: SettingsResource
-) -> Iterator[Any]:
-    """`dbt build`: seeds, snapshots, models and their tests; a failing test fails the run.
+def dbt_models_asset(project: DbtProject) -> AssetsDefinition:
+    """The dbt models of ``project`` (its manifest parsed), as one multi-asset run by `dbt build`."""
 
-    dbt writes the warehouse itself (``sql/profiles.yml``); asking for the warehouse resource
-    makes a run of dbt alone hold the build lock too (``WarehouseResource``).
+    @dbt_assets(manifest=project.manifest_path, dagster_dbt_translator=translator, name=DBT_STEP)
+    def dbt_models(
+        context: AssetExecutionContext, dbt: DbtCliResource, warehouse: WarehouseResource, settings: SettingsResource
+    ) -> Iterator[Any]:
+        """`dbt build`: seeds, snapshots, models and their tests; a failing test fails the run.
 
-    Incremental models (the bench readings) recompute only what new sheets touch, which holds
-    only while their SQL is the SQL that built them: after any change to the dbt project the
-    build runs with --full-refresh, and a build of every model then records the project it was
-    built from (a build of some models leaves the record alone: the others still need it).
-    """
-    # Taken once, before the build: what is recorded is the project this build ran, even if
-    # the project is edited while it runs.
-    fingerprint = project_fingerprint(dbt_project.project_dir)
-    paths = settings.settings
-    args = ["build", *dbt_vars(paths.base_url)]
-    if recorded_project_fingerprint(paths) != fingerprint:
-        context.log.info("the dbt project changed since the warehouse was last built: full refresh")
-        args.append("--full-refresh")
-    target = run_target_path(paths, context.run_id)
-    yield from dbt.cli(args, context=context, target_path=target).stream()
-    if (target / PARSE_STATE).exists():  # the next run starts from this one's parse state
-        shutil.copy2(target / PARSE_STATE, shared_parse_state(paths))
-    if not context.is_subset:
-        built_from_path(paths).write_text(fingerprint + "\n", encoding="utf-8")
+        dbt writes the warehouse itself (its profile, ``pipelines.project.dbt_profile``); asking for
+        the warehouse resource makes a run of dbt alone hold the build lock too (``WarehouseResource``).
+
+        Incremental models (the bench readings) recompute only what new sheets touch, which holds
+        only while their SQL is the SQL that built them: after any change to the dbt project the
+        build runs with --full-refresh, and a build of every model then records the project it was
+        built from (a build of some models leaves the record alone: the others still need it).
+        """
+        # Taken once, before the build: what is recorded is the project this build ran, even if
+        # the project is edited while it runs.
+        key = project_key(project.project_dir)
+        paths = settings.settings
+        args = ["build", *dbt_vars(paths.base_url)]
+        if built_from(paths).read() != key:
+            context.log.info("the dbt project changed since the warehouse was last built: full refresh")
+            args.append("--full-refresh")
+        target = run_target_path(paths, context.run_id)
+        yield from dbt.cli(args, context=context, target_path=target).stream()
+        if (target / PARSE_STATE).exists():  # the next run starts from this one's parse state
+            shutil.copy2(target / PARSE_STATE, shared_parse_state(paths))
+        if not context.is_subset:
+            built_from(paths).write(key)
+
+    return dbt_models

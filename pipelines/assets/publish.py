@@ -3,10 +3,9 @@
 import hashlib
 import time
 
-from dagster import AssetExecutionContext, AssetKey, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, MetadataValue, asset
 
 from intake.store import IntakeStore
-from pipelines.project import published_marts
 from pipelines.resources import SettingsResource, WarehouseResource
 from publish.new_release import publish_release
 from release.object_store import ReleaseStore
@@ -15,8 +14,6 @@ from warehouse.catalog import table_names
 from warehouse.contract import ASK_TABLES, MARTS_SCHEMA
 from warehouse.raw_bench import QUALIFIED_TABLE, RAW_SCHEMA
 
-# Every published mart, as dbt's manifest lists them, and the ask engine's tables.
-PUBLISHED_TABLES = (*published_marts(), *ASK_TABLES)
 RAW_FINGERPRINT_SQL = f"SELECT DISTINCT _source_file, _source_sha256 FROM {RAW_SCHEMA}.{{table}} ORDER BY ALL"
 
 
@@ -42,50 +39,56 @@ def published_receipts(warehouse: WarehouseResource) -> dict[str, str]:
     return {receipt: "withdrawn" if withdrawn else "accepted" for receipt, withdrawn in rows}
 
 
-@asset(
-    key=AssetKey(["published", "snapshot"]),
-    group_name="publish",
-    deps=[AssetKey([MARTS_SCHEMA, table]) for table in PUBLISHED_TABLES],
-    description=(
-        "Copies the published marts into a new read-only release (snapshot, documents, distributions, "
-        "manifest), uploads it to the object store when REUSE_DATA_PUBLISH_TO names one, and switches "
-        "CURRENT (the store's, then the local one) to it."
-    ),
-    kinds={"duckdb"},
-)
-def published_snapshot(
-    context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
-) -> MaterializeResult:
-    resolved = settings.settings
-    # Opened before anything is written, so that a malformed address fails the build at once.
-    store = ReleaseStore.configured(resolved.publish_to)
-    started = time.perf_counter()  # the whole publish: fingerprint, release, upload
-    info = publish_release(
-        resolved.snapshots_dir,
-        resolved.warehouse_path,
-        inputs_fingerprint=inputs_fingerprint(warehouse),
-        before_switch=(lambda folder: store.publish(folder, context.log.info)) if store else None,
+def published_snapshot_asset(published_marts: tuple[str, ...]) -> AssetsDefinition:
+    """The publish asset, after every mart dbt's manifest publishes (``published_marts``) and the ask
+    engine's tables."""
+
+    @asset(
+        key=AssetKey(["published", "snapshot"]),
+        group_name="publish",
+        deps=[AssetKey([MARTS_SCHEMA, table]) for table in (*published_marts, *ASK_TABLES)],
+        description=(
+            "Copies the published marts into a new read-only release (snapshot, documents, distributions, "
+            "manifest), uploads it to the object store when REUSE_DATA_PUBLISH_TO names one, and switches "
+            "CURRENT (the store's, then the local one) to it."
+        ),
+        kinds={"duckdb"},
     )
-    seconds = time.perf_counter() - started
-    shared_bytes = sum((info.path / path).stat().st_size for path in info.shared_files)
-    context.log.info(
-        f"published snapshot {info.version} ({info.size_bytes / 1e6:.1f} MB) in {seconds:.1f} s: "
-        f"{(info.size_bytes - shared_bytes) / 1e6:.1f} MB written, {len(info.shared_files)} files "
-        f"({shared_bytes / 1e6:.1f} MB) and {len(info.kept_tables)} of {len(info.tables)} tables kept "
-        "from the release before"
-    )
-    # The intake's sensor stops asking for a build once each receipt's status is published.
-    IntakeStore(resolved.home).mark_published(published_receipts(warehouse))
-    return MaterializeResult(
-        metadata={
-            "version": info.version,
-            "path": MetadataValue.path(str(info.path)),
-            "store": store.url if store else "local disk only",
-            "size_bytes": info.size_bytes,
-            "seconds": seconds,
-            "written_bytes": info.size_bytes - shared_bytes,
-            "shared_files": len(info.shared_files),
-            "kept_tables": len(info.kept_tables),
-            **{f"rows/{table}": count for table, count in info.row_counts.items()},
-        }
-    )
+    def published_snapshot(
+        context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
+    ) -> MaterializeResult:
+        resolved = settings.settings
+        # Opened before anything is written, so that a malformed address fails the build at once.
+        store = ReleaseStore.configured(resolved.publish_to)
+        started = time.perf_counter()  # the whole publish: fingerprint, release, upload
+        info = publish_release(
+            resolved.snapshots_dir,
+            resolved.warehouse_path,
+            inputs_fingerprint=inputs_fingerprint(warehouse),
+            before_switch=(lambda folder: store.publish(folder, context.log.info)) if store else None,
+        )
+        seconds = time.perf_counter() - started
+        shared_bytes = sum((info.path / path).stat().st_size for path in info.shared_files)
+        context.log.info(
+            f"published snapshot {info.version} ({info.size_bytes / 1e6:.1f} MB) in {seconds:.1f} s: "
+            f"{(info.size_bytes - shared_bytes) / 1e6:.1f} MB written, {len(info.shared_files)} files "
+            f"({shared_bytes / 1e6:.1f} MB) and {len(info.kept_tables)} of {len(info.tables)} tables kept "
+            "from the release before"
+        )
+        # The intake's sensor stops asking for a build once each receipt's status is published.
+        IntakeStore(resolved.home).mark_published(published_receipts(warehouse))
+        return MaterializeResult(
+            metadata={
+                "version": info.version,
+                "path": MetadataValue.path(str(info.path)),
+                "store": store.url if store else "local disk only",
+                "size_bytes": info.size_bytes,
+                "seconds": seconds,
+                "written_bytes": info.size_bytes - shared_bytes,
+                "shared_files": len(info.shared_files),
+                "kept_tables": len(info.kept_tables),
+                **{f"rows/{table}": count for table, count in info.row_counts.items()},
+            }
+        )
+
+    return published_snapshot

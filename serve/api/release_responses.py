@@ -30,7 +30,8 @@ from starlette.types import Receive, Scope, Send
 
 from foundations.media_types import JSON, media_type_of, with_charset
 from foundations.problem_details import ProblemError
-from release.folder import ENCODINGS, PackedRecord, Release
+from release.codecs import ENCODINGS
+from release.folder import PackedRecord, Release
 from release.manifest import ReleaseFile
 from serve.http.compression import negotiate
 from serve.http.conditional import (

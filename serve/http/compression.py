@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from starlette.requests import Request
 
-from release.folder import GZIP_LEVEL
+from release.codecs import GZIP_LEVEL
 
 if TYPE_CHECKING:
     from foundations.release_caches import ServedRelease

@@ -11,7 +11,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 
 from foundations.media_types import JSON, with_charset
-from release.folder import GZIP_MINIMUM_BYTES
+from release.codecs import GZIP_MINIMUM_BYTES
 from serve.http.compression import accepts_gzip, compressed, gzip_stream
 from serve.http.conditional import cache_headers, etag_for, not_modified
 

@@ -16,15 +16,17 @@ from foundations.settings import load_settings
 
 
 def main() -> None:
-    from pipelines.build import prepare_environment
+    from pipelines.build import prepare_dagster_home
 
     settings = load_settings()
-    prepare_environment(settings)
+    prepare_dagster_home(settings)
     from dagster import DagsterInstance, RunRequest, build_sensor_context
 
     from pipelines.build import run_build
-    from pipelines.definitions import defs
+    from pipelines.definitions import build_definitions
     from pipelines.sensors import intake_inbox
+
+    defs = build_definitions(settings)
 
     with (
         DagsterInstance.get() as instance,

@@ -21,8 +21,8 @@ import zstandard
 
 from foundations.media_types import media_type_of
 from public.table_descriptions import croissant_format
+from publish.catalogue import DOCUMENTS
 from publish.new_release import publish_release
-from publish.release_files import DOCUMENTS
 from release.folder import DATA_PACKAGE, DATASET, PAGE_ENVELOPE, PAGE_PATHS, Release
 from release.local_store import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 from release.manifest import Manifest, read_manifest, verify

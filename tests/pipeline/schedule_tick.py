@@ -27,9 +27,9 @@ SCHEDULE = "daily_build"
 
 
 def main() -> None:
-    from pipelines.build import prepare_environment
+    from pipelines.build import prepare_dagster_home
 
-    prepare_environment(load_settings())
+    prepare_dagster_home(load_settings())
     import dagster._daemon  # noqa: F401  (before dagster._scheduler, which imports it circularly)
     from dagster import DagsterInstance
     from dagster._core.definitions.run_request import InstigatorType

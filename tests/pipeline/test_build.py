@@ -32,6 +32,7 @@ from openpyxl import load_workbook
 
 from foundations.settings import load_settings
 from pipelines.build import latest_materialization_metadata
+from pipelines.project import write_profile
 from release.local_store import current_version, open_snapshot, snapshot_path, versions
 from tests.conftest import PROJECT_ROOT, copy_demo, demo_build_output, run_cli
 from tests.support.harness import copy_home, edit_sheet_readings, start_build
@@ -314,14 +315,13 @@ def test_editing_one_sheet_moves_exactly_the_affected_product(history: History):
 INCREMENTAL_MODELS = ("stg_bench_readings", "int_slot_readings", "int_slot_results")
 
 
-def run_dbt(warehouse: Path, target: Path, *args: str) -> None:
-    project = str(PROJECT_ROOT / "sql")
+def run_dbt(home: Path, *args: str) -> None:
+    """A bare `dbt run` of the incremental models on the warehouse of ``home``, with the profile a build writes."""
+    settings = load_settings({"REUSE_DATA_HOME": str(home)})
     dbt = [str(Path(sys.executable).with_name("dbt")), "run", *args, "--select", *INCREMENTAL_MODELS]
-    dbt += ["--project-dir", project, "--profiles-dir", project, "--target-path", str(target)]
-    dbt += dbt_vars(load_settings({}).base_url)  # the variables the history's builds passed
-    done = subprocess.run(
-        dbt, env={**os.environ, "REUSE_DATA_WAREHOUSE": str(warehouse)}, capture_output=True, text=True
-    )
+    dbt += ["--project-dir", str(PROJECT_ROOT / "sql"), "--profiles-dir", str(write_profile(settings))]
+    dbt += ["--target-path", str(home / "target"), *dbt_vars(settings.base_url)]  # the history's builds' variables
+    done = subprocess.run(dbt, capture_output=True, text=True)
     assert done.returncode == 0, done.stdout[-3000:]
 
 
@@ -352,12 +352,15 @@ def test_incremental_models_equal_a_full_refresh(history: History, tmp_path: Pat
     """With sheets removed, withdrawn and changed since the last build, the incremental models
     built incrementally agree row for row with the same models rebuilt from scratch."""
     built = load_settings({"REUSE_DATA_HOME": str(history.home)}).warehouse_path
-    incremental, full = tmp_path / "incremental.duckdb", tmp_path / "full.duckdb"
+    homes = {name: tmp_path / name for name in ("incremental", "full")}
+    incremental, full = (load_settings({"REUSE_DATA_HOME": str(home)}).warehouse_path for home in homes.values())
+    incremental.parent.mkdir(parents=True)
+    full.parent.mkdir(parents=True)
     shutil.copy(built, incremental)
     changes = change_raw_sheets(incremental)
     shutil.copy(incremental, full)
-    run_dbt(incremental, tmp_path / "target-incremental")
-    run_dbt(full, tmp_path / "target-full", "--full-refresh")
+    run_dbt(homes["incremental"])
+    run_dbt(homes["full"], "--full-refresh")
     with duckdb.connect(str(full)) as connection:
         connection.execute(f"ATTACH '{incremental}' AS incremental (READ_ONLY)")
         for model in INCREMENTAL_MODELS:

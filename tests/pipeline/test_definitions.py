@@ -5,18 +5,20 @@ import os
 import pytest
 from dagster import AssetKey
 
-from pipelines.project import manifest_is_stale, parsed_fingerprint_path, project_fingerprint, published_marts
+from foundations.settings import load_settings
+from pipelines.project import dbt_project, manifest_is_stale, parsed_from, project_key, published_marts
 from warehouse.contract import ASK_TABLES
 
 
 @pytest.fixture(scope="module")
 def defs():
-    from pipelines.project import dbt_project
+    from pipelines.definitions import build_definitions
 
-    dbt_project.preparer.prepare(dbt_project)  # dbt parse: the manifest the definitions load
-    from pipelines.definitions import defs
+    return build_definitions(load_settings())  # parses the dbt project first: the manifest they load
 
-    return defs
+
+def published() -> tuple[str, ...]:
+    return published_marts(dbt_project(load_settings()))
 
 
 def test_every_layer_is_an_asset(defs):
@@ -47,7 +49,7 @@ def test_publish_waits_for_every_published_mart(defs):
     """Publish depends on every mart dbt's manifest gives an enforced contract, and on the ask
     engine's tables: no staging or intermediate model, no mart without a contract."""
     parents = defs.resolve_asset_graph().get(AssetKey(["published", "snapshot"])).parent_keys
-    marts = published_marts()
+    marts = published()
     assert {"products", "bench_measurements", "published_columns"} <= set(marts)
     assert "ask_texts" not in marts and not any(name.startswith(("stg_", "int_")) for name in marts)
     assert parents == {AssetKey(["marts", table]) for table in (*marts, *ASK_TABLES)}
@@ -94,7 +96,7 @@ def test_the_questions_asked_flow_to_the_editors_report_and_never_to_publish(def
     assert AssetKey(["raw", "asked_questions"]) in graph.get(AssetKey(["staging", "stg_asked_questions"])).parent_keys
     report = graph.get(AssetKey(["reports", "unanswered_questions"]))
     assert report.parent_keys == {AssetKey(["marts", "asked_questions"])}
-    assert "asked_questions" not in published_marts()
+    assert "asked_questions" not in published()
     assert AssetKey(["marts", "asked_questions"]) not in graph.get(AssetKey(["published", "snapshot"])).parent_keys
 
 
@@ -109,7 +111,7 @@ def test_a_manifest_parsed_from_other_project_files_is_stale_whatever_its_time(t
     manifest.write_text("{}", encoding="utf-8")
     assert manifest_is_stale(manifest, project)  # parsed from nobody knows what
 
-    parsed_fingerprint_path(manifest).write_text(project_fingerprint(project) + "\n", encoding="utf-8")
+    parsed_from(manifest).write(project_key(project))
     assert not manifest_is_stale(manifest, project)
 
     model.write_text("select 2 as two\n", encoding="utf-8")

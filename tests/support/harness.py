@@ -168,7 +168,6 @@ def home_environment(home: Path, inputs: Path | None = None) -> dict[str, str]:
         **os.environ,
         "REUSE_DATA_HOME": str(home),
         "DAGSTER_HOME": str(layout.dagster_home),
-        "REUSE_DATA_WAREHOUSE": str(layout.warehouse_path),  # what sql/profiles.yml reads
     }
     if inputs is not None:
         env["REUSE_DATA_INPUTS"] = str(inputs)
@@ -346,6 +345,7 @@ def edit_sheet_readings(inputs: Path, product: str, protocol: str, delta: float)
 def distributed_tables() -> set[str]:
     """The tables a release offers as downloads, by dbt's manifest: every mart with an enforced
     contract but the data dictionary, which describes them."""
-    from pipelines.project import published_marts  # parses the dbt project when its manifest is stale
+    from pipelines.project import dbt_project, published_marts
 
-    return set(published_marts()) - {DATA_DICTIONARY_TABLE}
+    # parses the dbt project when its manifest is stale
+    return set(published_marts(dbt_project(load_settings()))) - {DATA_DICTIONARY_TABLE}

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from foundations.settings import SettingsError, load_settings
-from pipelines.build import DAGSTER_POSTGRES_URL_VARIABLE, DAGSTER_YAML, POSTGRES_URL_SCHEME, prepare_environment
+from pipelines.build import DAGSTER_POSTGRES_URL_VARIABLE, DAGSTER_YAML, POSTGRES_URL_SCHEME, prepare_dagster_home
 from pipelines.build_lock import BuildAlreadyRunning, BuildHolder, one_build_at_a_time
 from tests.conftest import PROJECT_ROOT
 
@@ -50,37 +50,31 @@ def test_a_build_names_the_one_it_waits_for_gives_up_past_the_bound_and_a_killed
         pass
 
 
-@pytest.fixture
-def environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    """prepare_environment sets variables for this process: keep them to this test."""
-    monkeypatch.setattr(os, "environ", {**os.environ})
-
-
-def test_the_instance_is_sqlite_unless_a_postgres_url_is_set_and_the_url_is_never_written(tmp_path: Path, environment):
+def test_the_instance_is_sqlite_unless_a_postgres_url_is_set_and_the_url_is_never_written(tmp_path: Path):
     url = f"{POSTGRES_URL_SCHEME}dagster:s3cret-password@db.internal:5432/dagster"
     embedded = load_settings({"REUSE_DATA_HOME": str(tmp_path)})
     production = load_settings({"REUSE_DATA_HOME": str(tmp_path), DAGSTER_POSTGRES_URL_VARIABLE: url})
     config = embedded.dagster_home / "dagster.yaml"
 
-    prepare_environment(embedded)
+    prepare_dagster_home(embedded)
     assert config.read_text() == DAGSTER_YAML and "storage:" not in DAGSTER_YAML
-    prepare_environment(production)
+    prepare_dagster_home(production)
     written = config.read_text()
     assert written.startswith(DAGSTER_YAML)
     assert f"storage:\n  postgres:\n    postgres_url:\n      env: {DAGSTER_POSTGRES_URL_VARIABLE}\n" in written
-    assert "s3cret" not in written and os.environ[DAGSTER_POSTGRES_URL_VARIABLE] == url
-    prepare_environment(embedded)  # back to the embedded instance
+    assert "s3cret" not in written and DAGSTER_POSTGRES_URL_VARIABLE not in os.environ  # nor put in the environment
+    prepare_dagster_home(embedded)  # back to the embedded instance
     assert config.read_text() == DAGSTER_YAML
 
     edited = DAGSTER_YAML.split("\n", 1)[1] + "# mine\n"  # the header deleted: the operator's own file
     config.write_text(edited)
-    prepare_environment(production)
+    prepare_dagster_home(production)
     assert config.read_text() == edited
 
 
-def test_a_postgres_url_without_the_installed_driver_is_refused_without_printing_it(tmp_path: Path, environment):
+def test_a_postgres_url_without_the_installed_driver_is_refused_without_printing_it(tmp_path: Path):
     url = "postgresql://dagster:s3cret-password@db.internal:5432/dagster"
     settings = load_settings({"REUSE_DATA_HOME": str(tmp_path), DAGSTER_POSTGRES_URL_VARIABLE: url})
     with pytest.raises(SettingsError, match=f"{DAGSTER_POSTGRES_URL_VARIABLE} must start with postgresql") as refusal:
-        prepare_environment(settings)
+        prepare_dagster_home(settings)
     assert "s3cret" not in str(refusal.value)

@@ -7,11 +7,12 @@ from pathlib import Path
 import duckdb
 
 from benchmarks import datasette_site
-from pipelines.project import published_marts
+from foundations.settings import load_settings
+from pipelines.project import dbt_project, published_marts
 
 
 def test_every_equivalent_reads_a_published_table():
-    published = published_marts()
+    published = published_marts(dbt_project(load_settings()))
     assert datasette_site.tables() and set(datasette_site.tables()) <= set(published)
 
 

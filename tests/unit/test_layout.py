@@ -42,13 +42,7 @@ OURS = {*MAY_IMPORT, "tests", "benchmarks"}
 
 def imports_of(source: Path) -> set[str]:
     """The top-level packages of ours a module imports, wherever in the module it does."""
-    found: set[str] = set()
-    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            found.update(alias.name.split(".")[0] for alias in node.names)
-        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            found.add(node.module.split(".")[0])
-    return found & OURS
+    return top_level_imports(source) & OURS
 
 
 def test_each_package_imports_only_what_lies_under_it():
@@ -149,3 +143,27 @@ def test_the_architecture_table_names_every_module():
         if source.name != "__init__.py" and f"`{(path := source.relative_to(PROJECT_ROOT))}`" not in table
     ]
     assert not unnamed, "modules docs/architecture.md's table does not name: " + ", ".join(unnamed)
+
+
+def test_torch_is_imported_only_where_the_encoder_is_trained():
+    """PyTorch is a training dependency: a server, a build that trains nothing and every other
+    package run without it, so only ``ask/training/`` may import it."""
+    training = PROJECT_ROOT / "ask" / "training"
+    wrong = [
+        str(source.relative_to(PROJECT_ROOT))
+        for package in MAY_IMPORT
+        for source in sorted((PROJECT_ROOT / package).rglob("*.py"))
+        if training not in source.parents and "torch" in top_level_imports(source)
+    ]
+    assert not wrong, "modules importing torch outside ask/training/: " + ", ".join(wrong)
+
+
+def top_level_imports(source: Path) -> set[str]:
+    """The top-level packages a module imports (ours or not), wherever in the module it does."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(source.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            found.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            found.add(node.module.split(".")[0])
+    return found
