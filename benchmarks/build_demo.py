@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from benchmarks.results import add_record_option, machine, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
+from pipelines.project import write_profile  # noqa: E402
 from tests.support.harness import home_environment, measured_run  # noqa: E402
 from warehouse.reference_data import dbt_vars  # noqa: E402
 
@@ -71,7 +72,7 @@ def run(scale: int) -> list[Measurement]:
             "--project-dir",
             str(ROOT / "sql"),
             "--profiles-dir",
-            str(ROOT / "sql"),
+            str(write_profile(load_settings(demo_env))),  # the profile a build writes
             "--target-path",
             str(scratch_dir / "demo" / "dbt" / "baseline"),
             *dbt_vars(load_settings(demo_env).base_url),  # the variables a build passes, the base URL among them

@@ -16,18 +16,8 @@ from typing import Any, BinaryIO
 
 from public import documents, openapi
 from publish import crawler_files
-from release.codecs import (
-    COPY_BYTES,
-)
-from release.folder import (
-    CAPABILITIES,
-    CLAIMS,
-    FULL_TEXT,
-    LLMS,
-    OPENAPI,
-    PRESS_KIT,
-    ROBOTS,
-)
+from release.codecs import COPY_BYTES
+from release.folder import CAPABILITIES, CLAIMS, FULL_TEXT, LLMS, OPENAPI, PRESS_KIT, ROBOTS
 from release.local_store import sql_string
 from release.snapshot import Snapshot
 from warehouse.contract import table_query

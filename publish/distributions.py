@@ -11,13 +11,8 @@ from public import table_descriptions
 from public.openapi import BENCH_COLUMNS, OPERATIONS
 from publish.catalogue import DOCUMENTS
 from publish.file_keys import FileMaker, key_of
-from release.codecs import (
-    compress_copies,
-)
-from release.folder import (
-    DOWNLOADS_DIR,
-    RELEASES_PREFIX,
-)
+from release.codecs import compress_copies
+from release.folder import DOWNLOADS_DIR, RELEASES_PREFIX
 from release.local_store import sql_string
 from release.snapshot import Snapshot
 from warehouse.contract import STORED_ORDER

@@ -19,15 +19,7 @@ import orjson
 from public import documents
 from publish.file_keys import FileMaker, key_of, producer_digest
 from release.codecs import GZIP_HEADER, GZIP_TRAILER_BYTES, gzip_member
-from release.folder import (
-    PAGE_ENVELOPE,
-    PAGE_INDEX,
-    PAGE_PACK,
-    PAGE_PACK_GZIP,
-    PAGE_PATHS,
-    PageEntry,
-    PageIndex,
-)
+from release.folder import PAGE_ENVELOPE, PAGE_INDEX, PAGE_PACK, PAGE_PACK_GZIP, PAGE_PATHS, PageEntry, PageIndex
 from release.local_store import rows_of
 from release.manifest import PublishedRelease, ReleaseError
 from release.snapshot import Snapshot

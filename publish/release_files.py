@@ -26,14 +26,8 @@ from publish.distributions import as_listed, describe_file, write_distributions
 from publish.file_keys import FileMaker, key_of
 from publish.page_packs import write_page_pack
 from publish.restamp import restamp, write_enveloped
-from release.codecs import (
-    compress_copies,
-    write_file,
-)
-from release.folder import (
-    DATA_PACKAGE,
-    DATASET,
-)
+from release.codecs import compress_copies, write_file
+from release.folder import DATA_PACKAGE, DATASET
 from release.local_store import table_keys
 from release.manifest import PublishedRelease
 from release.snapshot import Snapshot, read_snapshot

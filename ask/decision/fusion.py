@@ -190,7 +190,7 @@ class Verdicts:
 
 
 def fit(questions: Sequence[Question], fitted_on: str) -> Fusion:
-    """The fusion model of the development questions.
+    """The fusion fitted on the development questions.
 
     The ranking is fitted on the answerable questions; the decision on every (question, entry)
     pair of each question's ``DECISION_CANDIDATES`` best-ranked entries, right or not; the

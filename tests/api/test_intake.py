@@ -353,7 +353,7 @@ def test_an_accepted_sheet_goes_live_and_a_withdrawn_one_becomes_retest(demo_hom
         withdrawn = run_cli("withdraw", receipt, "--reason", "thermometer off by 3 °C", home=home)
         assert withdrawn.returncode == 0, withdrawn.output
         # A warehouse not built from the dbt project as it is now gets a full build, every model refreshed.
-        (marker,) = (home / "warehouse").glob("*.dbt-project-sha256")
+        (marker,) = (home / "warehouse").glob("*.dbt-project-key")
         built_from = marker.read_text()
         marker.write_text("a project this warehouse was not built from\n")
         assert sensor_tick(home)["selection"] is None

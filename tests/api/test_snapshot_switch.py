@@ -198,7 +198,7 @@ def test_a_server_started_on_a_snapshot_it_cannot_use_says_why(demo_home: Path, 
     store = copy_home(demo_home, tmp_path / "home") / "snapshots"
     broken = without_ask_vectors(store, current_version(store))
     (store / "CURRENT").write_text(broken + "\n", encoding="utf-8")
-    holder = SnapshotHolder(store, functools.partial(prepare_ask, models=ModelStore(load_settings().ask_models)))
+    holder = SnapshotHolder(store, functools.partial(prepare_ask, encoders=ModelStore(load_settings().ask_models)))
     with pytest.raises(MissingTables):
         holder.load_current()
     with pytest.raises(ProblemError, match=f"snapshot {broken} cannot be served .*ask_vectors.*reuse-data build"):
