@@ -56,7 +56,7 @@ from ask.model.store import ModelStore, TrainedModel  # noqa: E402
 from ask.training.data import TrainingSet  # noqa: E402
 from ask.training.library import library_training_set, train_or_reuse  # noqa: E402
 from ask.training.recipes import FULL  # noqa: E402
-from benchmarks.lexical_baseline import lexical_search  # noqa: E402
+from benchmarks.lexical_baseline import LexicalBaseline  # noqa: E402
 from benchmarks.results import add_record_option, machine, markdown_table, percentile, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
 from inputs.ask_inputs import LabelledQuestion, load_questions  # noqa: E402
@@ -300,7 +300,7 @@ def timed_row(label: str, path: Path, encoders: ModelStore, questions: list[str]
     """One row of the speed table: loading the snapshot's engine, then every question once."""
     sized, read, seconds, megabytes = loaded(path, encoders)
     fused = latencies_ms(sized.search, questions)
-    lexical = latencies_ms(lambda question, limit: lexical_search(sized.lexical, question, limit), questions)
+    lexical = latencies_ms(LexicalBaseline(sized.lexical).search, questions)
     figures = [percentile(fused, 0.5), percentile(fused, 0.99), percentile(lexical, 0.5), percentile(lexical, 0.99)]
     loading = [f"{read:.2f}", f"{seconds:.2f}", f"{megabytes:.0f}"]
     return [label, len(sized.entries), *loading, *(f"{f:.2f}" for f in figures)]
@@ -347,7 +347,7 @@ def main() -> None:
     previous = fitted(engine_with(Encoder.shared(), published, texts, cache), dev)
     engines = {"published": published, "previous": previous}
     on_test = {name: score(run(engine.search, test)) for name, engine in engines.items()}
-    on_test["lexical"] = score(run(lambda question, limit: lexical_search(published.lexical, question, limit), test))
+    on_test["lexical"] = score(run(LexicalBaseline(published.lexical).search, test))
     on_dev = {name: score(run(engine.search, dev)) for name, engine in engines.items()}
     distinct = list(dict.fromkeys(q.question for q in test + dev))
     overall, by_language = on_test["published"][-1], on_test["published"][:-1]

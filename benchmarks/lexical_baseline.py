@@ -32,18 +32,28 @@ class Thresholds:
 CALIBRATED = Thresholds(min_coverage=0.2, min_score=TUNED.score_scale, sure_coverage=0.8, bench_evidence_boost=1.15)
 
 
-def lexical_search(index: AskIndex, question: str, limit: int, thresholds: Thresholds = CALIBRATED) -> list[Match]:
-    """The entries that match ``question`` on lexical evidence alone, best first, at most ``limit``."""
-    if limit <= 0 or not question_slots(question):
-        return []
-    score, coverage = index.evidence(question)
-    score *= np.array([thresholds.bench_evidence_boost if e.bench_evidence else 1.0 for e in index.entries], np.float32)
-    sure = coverage >= thresholds.sure_coverage
-    enough = score >= thresholds.min_score[index.question_language(question)]
-    score = np.where((coverage >= thresholds.min_coverage) & (enough | sure), score, 0.0)
-    candidates = np.flatnonzero(score > 0)
-    if len(candidates) > limit:
-        candidates = candidates[np.argpartition(-score[candidates], limit - 1)[:limit]]
-    # Best first; equal scores keep the library's order (recommendations come before answers).
-    ranked = sorted(candidates.tolist(), key=lambda n: (-float(score[n]), n))
-    return [Match(index.entries[n], float(score[n]), float(coverage[n])) for n in ranked]
+class LexicalBaseline:
+    """The lexical index of a library searched on its own, with ``thresholds``."""
+
+    def __init__(self, index: AskIndex, thresholds: Thresholds = CALIBRATED) -> None:
+        self.index = index
+        self.thresholds = thresholds
+        boosts = [thresholds.bench_evidence_boost if entry.bench_evidence else 1.0 for entry in index.entries]
+        self.boost = np.array(boosts, np.float32)
+
+    def search(self, question: str, limit: int) -> list[Match]:
+        """The entries that match ``question`` on lexical evidence alone, best first, at most ``limit``."""
+        if limit <= 0 or not question_slots(question):
+            return []
+        index, thresholds = self.index, self.thresholds
+        score, coverage = index.evidence(question)
+        score *= self.boost
+        sure = coverage >= thresholds.sure_coverage
+        enough = score >= thresholds.min_score[index.question_language(question)]
+        score = np.where((coverage >= thresholds.min_coverage) & (enough | sure), score, 0.0)
+        candidates = np.flatnonzero(score > 0)
+        if len(candidates) > limit:
+            candidates = candidates[np.argpartition(-score[candidates], limit - 1)[:limit]]
+        # Best first; equal scores keep the library's order (recommendations come before answers).
+        ranked = sorted(candidates.tolist(), key=lambda n: (-float(score[n]), n))
+        return [Match(index.entries[n], float(score[n]), float(coverage[n])) for n in ranked]

@@ -14,7 +14,7 @@ from ask.decision.fusion import Fusion
 from ask.engine import BELOW_THRESHOLD, UNCOVERED_TOPIC, AskEngine
 from ask.lexical.script import WORD
 from ask.model.store import ModelStore
-from benchmarks.lexical_baseline import lexical_search
+from benchmarks.lexical_baseline import LexicalBaseline
 from foundations.settings import load_settings
 from inputs.ask_inputs import load_questions
 from release.local_store import current_version
@@ -168,7 +168,7 @@ def test_the_fused_engine_finds_what_the_lexical_engine_alone_cannot(
     demo_engine: AskEngine, question: str, expected: str
 ):
     assert first_id(demo_engine, question) == expected
-    assert [m.entry.id for m in lexical_search(demo_engine.lexical, question, 1)] != [expected]
+    assert [m.entry.id for m in LexicalBaseline(demo_engine.lexical).search(question, 1)] != [expected]
 
 
 @pytest.mark.parametrize("question", ["refillable nespresso pods", "what's the weather in Lisbon tomorrow"])

@@ -6,7 +6,7 @@ import pytest
 
 from ask.lexical.analysis import document_terms, han_terms, is_common_word, question_slots
 from ask.lexical.index import AskIndex
-from benchmarks.lexical_baseline import Thresholds, lexical_search
+from benchmarks.lexical_baseline import LexicalBaseline, Thresholds
 from tests.support.ask_libraries import SMALL_LIBRARY, index_of, library_answer, recommendation
 
 
@@ -71,7 +71,7 @@ def test_a_mixed_script_question_is_analysed_word_by_word():
 
 
 def urls(index: AskIndex, question: str, thresholds: Thresholds = SMALL_LIBRARY) -> list[str]:
-    return [match.entry.row["url"] for match in lexical_search(index, question, 5, thresholds)]
+    return [match.entry.row["url"] for match in LexicalBaseline(index, thresholds).search(question, 5)]
 
 
 def test_a_recommendation_backed_by_bench_evidence_outranks_an_equally_relevant_answer():

@@ -7,7 +7,7 @@ import pytest
 
 from ask.lexical.index import AskIndex
 from ask.lexical.stored import StoredIndexError, index_tables, load_index
-from benchmarks.lexical_baseline import lexical_search
+from benchmarks.lexical_baseline import LexicalBaseline
 from tests.support.ask_libraries import SMALL_LIBRARY, index_of, library_answer, recommendation
 
 QUESTIONS = [
@@ -45,7 +45,7 @@ def test_a_loaded_index_answers_as_the_analysed_one(analysed: AskIndex):
     loaded = load_index(analysed.entries, stored(analysed))
     for question in QUESTIONS:
         answers = [
-            [(m.entry.id, round(m.score, 4)) for m in lexical_search(index, question, 5, SMALL_LIBRARY)]
+            [(m.entry.id, round(m.score, 4)) for m in LexicalBaseline(index, SMALL_LIBRARY).search(question, 5)]
             for index in (loaded, analysed)
         ]
         assert answers[0] == answers[1], question
