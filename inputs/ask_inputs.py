@@ -4,12 +4,22 @@ A publisher's inputs may ship a trained ask encoder (``<inputs>/ask_encoder/``, 
 `reuse-data ask train`; ``ask.model.store`` reads it), so a build from them trains nothing.
 
 The labelled questions are what readers type, and which entry answers it. They are an input
-like the bench sheets: ``<inputs>/ask_questions/<split>/<language>.jsonl``,
-one ``{"question", "expected", "kind"}`` per line. ``expected`` lists the entries (a
-recommendation's ``scenario_slug``, a library answer's ``answer_id``) any of which is a right
-first answer; empty for a question the library cannot answer. The questions were written
-without the library's wording and split once, at random within each language and
-answerable/no-match group, into two halves:
+like the bench sheets, in two sets written two ways (``LABELLED_SETS``):
+
+- ``questions`` (``<inputs>/ask_questions/``): questions as a reader writes them, each written
+  from an entry's question without its wording (``keywords``, ``chatty``, ``typo``, ``mixed``,
+  ``reworded``, and ``near-domain`` and ``off-topic`` ones nothing answers);
+- ``queries`` (``<inputs>/ask_queries/``): what people type into a search box or say to a voice
+  assistant, each written from a fact of an entry (``product``: a catalogue product by name with a
+  fact; ``keywords``; ``constraint``: a need with a budget, person, place or context; ``problem``:
+  a symptom with no product word; ``spoken``; ``unmarked``: Greek without accents, Vietnamese
+  without tone marks, dialectal Arabic, informal Punjabi, careless English, traditional Chinese;
+  and ``no-match`` beside the categories).
+
+Each is ``<set folder>/<split>/<language>.jsonl``, one ``{"question", "expected", "kind"}`` per
+line. ``expected`` lists the entries (a recommendation's ``scenario_slug``, a library answer's
+``answer_id``) any of which is a right first answer; empty for a question the library cannot
+answer. Each set was split once into two parts:
 
 - ``dev``: anything may be fitted on it: the encoder is trained on it and the decision fitted on it;
 - ``test``: nothing is fitted on it; a build reports its figures on it beside the model, and
@@ -18,13 +28,15 @@ answerable/no-match group, into two halves:
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-QUESTIONS_FOLDER = "ask_questions"
+from foundations.content_keys import tree_key
+
+# The labelled sets, by name: the folder of each under the inputs.
+LABELLED_SETS = {"questions": "ask_questions", "queries": "ask_queries"}
 SHIPPED_ENCODER_FOLDER = "ask_encoder"
 SPLITS = ("dev", "test")
 FITTED_SPLIT = "dev"  # the only split anything is fitted on
@@ -41,39 +53,48 @@ class LabelledQuestion:
     expected: tuple[str, ...]  # entry ids; empty: must not match
     kind: str
     split: str
+    labelled_set: str = "questions"  # which of ``LABELLED_SETS``
 
 
-def split_files(inputs: Path, split: str, languages: Iterable[str]) -> list[Path]:
-    """The files of ``split`` that exist under ``inputs``, in ``languages`` order."""
+def split_files(inputs: Path, split: str, languages: Iterable[str], sets: Iterable[str] = LABELLED_SETS) -> list[Path]:
+    """The files of ``split`` that exist under ``inputs``, set by set in ``sets`` order, each in ``languages`` order."""
     if split not in SPLITS:
         raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
-    folder = inputs / QUESTIONS_FOLDER / split
-    return [path for language in languages if (path := folder / f"{language}.jsonl").is_file()]
+    languages = list(languages)
+    return [
+        path
+        for labelled_set in sets
+        for language in languages
+        if (path := inputs / LABELLED_SETS[labelled_set] / split / f"{language}.jsonl").is_file()
+    ]
 
 
-def load_questions(inputs: Path, split: str, languages: Iterable[str]) -> list[LabelledQuestion]:
-    """Every labelled question of ``split`` (none when the inputs have no such files), in language order."""
+def load_questions(
+    inputs: Path, split: str, languages: Iterable[str], sets: Iterable[str] = LABELLED_SETS
+) -> list[LabelledQuestion]:
+    """Every labelled question of ``split`` in ``sets`` (both by default; none when the inputs have
+    no such files), set by set, each in language order."""
     questions: list[LabelledQuestion] = []
-    for path in split_files(inputs, split, languages):
+    folders = {folder: name for name, folder in LABELLED_SETS.items()}
+    for path in split_files(inputs, split, languages, sets):
+        labelled_set = folders[path.parent.parent.name]
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
             try:
                 item = json.loads(line)
-                questions.append(
-                    LabelledQuestion(path.stem, item["question"], tuple(item["expected"]), item["kind"], split)
+                question = LabelledQuestion(
+                    path.stem, item["question"], tuple(item["expected"]), item["kind"], split, labelled_set
                 )
             except (ValueError, KeyError, TypeError) as error:
                 raise LabelledQuestionsError(
                     f"{path}, line {number}: not a labelled question ({error}); each line is "
                     '{"question": "…", "expected": ["entry id", …], "kind": "…"}'
                 ) from error
+            questions.append(question)
     return questions
 
 
 def digest_of(inputs: Path, split: str, languages: Iterable[str]) -> str:
-    """The sha256 of a split's files, in order: what a model fitted on them records."""
-    digest = hashlib.sha256()
-    for path in split_files(inputs, split, languages):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
-    return digest.hexdigest()
+    """The key of a split's files in every set, in order: what a model fitted on them records."""
+    return tree_key(inputs, split_files(inputs, split, languages))

@@ -29,7 +29,7 @@ from pathlib import Path
 import yaml
 from openpyxl import Workbook
 
-from inputs.ask_inputs import QUESTIONS_FOLDER, SHIPPED_ENCODER_FOLDER
+from inputs.ask_inputs import LABELLED_SETS, SHIPPED_ENCODER_FOLDER
 from inputs.bench_sheets import SHEET_COLUMNS
 
 VOCABULARY_PATH = Path(__file__).with_name("demo_vocabulary.yml")
@@ -446,7 +446,7 @@ def copy_editorial(
     # The labelled questions and the trained ask encoder go along: questions about entries the
     # copy lacks are left out where they are read, and a build says when the encoder was trained
     # on other entries.
-    for folder in (QUESTIONS_FOLDER, SHIPPED_ENCODER_FOLDER):
+    for folder in (*LABELLED_SETS.values(), SHIPPED_ENCODER_FOLDER):
         if (source / folder).is_dir():
             shutil.copytree(source / folder, out / folder, dirs_exist_ok=True)
     if dropped:

@@ -29,8 +29,9 @@ RECORD_FIELDS = {
     "language": "VARCHAR",  # the language of the answer
     "answered": "BOOLEAN",  # whether an entry answered it (``serve.operations.question_log.answered``)
     # The entry that came closest, answered or not (``serve.operations.question_log.Nearest``): the
-    # URL of the most probable entry (cited first when it answered), its probability under the
-    # release's decision, and why it did not answer (``ask.engine.REFUSALS``), null when it did.
+    # id of the most probable entry (cited first when it answered; day files written before
+    # 2026-11-27 hold its URL), its probability under the release's decision, and why it did not
+    # answer (``ask.engine.REFUSALS``), null when it did.
     "entry": "VARCHAR",
     "probability": "DOUBLE",
     "refusal": "VARCHAR",
@@ -129,6 +130,7 @@ REPORT_COLUMNS = (
     ("times_asked", "times asked"),
     ("last_seen", "last seen (UTC)"),
     ("nearest_entry", "closest entry"),
+    ("nearest_entry_question", "its question"),
     ("nearest_probability", "its probability"),
     ("last_refusal", "why not answered"),
 )

@@ -74,6 +74,27 @@ def score(outcomes: Sequence[Outcome]) -> list[Scores]:
     return [s for s in by_language if s.answerable or s.unrelated] + [Scores.of("all", outcomes)]
 
 
+def score_by_kind(outcomes: Sequence[Outcome]) -> list[Scores]:
+    """Scores per kind of question (in the order they first come), then overall."""
+    kinds = list(dict.fromkeys(o.item.kind for o in outcomes))
+    return [Scores.of(kind, [o for o in outcomes if o.item.kind == kind]) for kind in kinds] + [
+        Scores.of("all", outcomes)
+    ]
+
+
+def split_figures(outcomes: Sequence[Outcome]) -> dict[str, dict[str, dict[str, dict[str, float | int]]]]:
+    """A split's figures as a release records them: per labelled set, by language and by kind."""
+    sets = list(dict.fromkeys(o.item.labelled_set for o in outcomes))
+    return {
+        name: {
+            "by_language": figures(score(of_set)),
+            "by_kind": figures(score_by_kind(of_set)),
+        }
+        for name in sets
+        if (of_set := [o for o in outcomes if o.item.labelled_set == name])
+    }
+
+
 def fusion_questions(engine: AskEngine, questions: Sequence[LabelledQuestion]) -> list[Question]:
     """The fusion features of every labelled question, to fit the model on (the dev split only)."""
     ids = np.array([entry.id for entry in engine.entries])

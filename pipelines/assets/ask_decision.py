@@ -17,12 +17,12 @@ import duckdb
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, asset
 
-from ask.decision.evaluation import figures, fit_on_dev, run, score
+from ask.decision.evaluation import fit_on_dev, run, split_figures
 from ask.decision.fusion import Fusion
 from ask.engine import AskEngine
 from ask.model.store import ModelStore
 from foundations.content_keys import value_key
-from inputs.ask_inputs import FITTED_SPLIT, QUESTIONS_FOLDER, digest_of, load_questions
+from inputs.ask_inputs import FITTED_SPLIT, LABELLED_SETS, digest_of, load_questions
 from pipelines.resources import SettingsResource, WarehouseResource
 from release.local_store import rows_of
 from warehouse.contract import (
@@ -88,9 +88,10 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
     config = settings.settings
     dev = load_questions(config.inputs, FITTED_SPLIT, LANGUAGES)
     if not dev:
+        dev_folders = [f"{folder}/{FITTED_SPLIT}/" for folder in LABELLED_SETS.values()]
         raise NoDevQuestions(
-            f"no labelled dev questions under {config.inputs / QUESTIONS_FOLDER / FITTED_SPLIT}: the ask engine's "
-            "decision is fitted on them; add <language>.jsonl files there (demo/README.md shows the format)"
+            f"no labelled dev questions under {config.inputs} ({', '.join(dev_folders)}): the ask engine's decision "
+            "is fitted on them; add <language>.jsonl files there (demo/README.md shows the format)"
         )
     splits = [digest_of(config.inputs, split, LANGUAGES) for split in (FITTED_SPLIT, HELD_OUT_SPLIT)]
     with warehouse.connect() as connection:
@@ -115,7 +116,7 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
     test = [
         q for q in load_questions(config.inputs, HELD_OUT_SPLIT, LANGUAGES) if not q.expected or set(q.expected) & known
     ]
-    test_figures = figures(score(run(engine.search, test))) if test else {}
+    test_figures = split_figures(run(engine.search, test))
     table = pa.table(
         {
             "model_id": pa.array([engine.encoder.model_id], pa.string()),
@@ -132,10 +133,17 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
             "decision::JSON AS decision, test_figures::JSON AS test_figures, test_split_sha256, inputs_sha256 "
             "FROM incoming"
         )
-    overall = test_figures.get("all", {})
+    overall = {name: of_set["by_language"]["all"] for name, of_set in test_figures.items()}
     context.log.info(
         f"decision fitted on {len(dev)} dev questions (threshold {decision.threshold:.3f}); test split: "
-        + (", ".join(f"{k} {overall[k]}" for k in ("top1", "false_negative_rate", "false_positive_rate")) or "none")
+        + (
+            "; ".join(
+                f"{name}: "
+                + ", ".join(f"{k} {figures[k]}" for k in ("top1", "false_negative_rate", "false_positive_rate"))
+                for name, figures in overall.items()
+            )
+            or "none"
+        )
     )
     return MaterializeResult(
         metadata={
@@ -144,9 +152,14 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
             "threshold": decision.threshold,
             "dev_questions": len(dev),
             "test_questions": len(test),
-            **{f"test_{label}_top1": s["top1"] for label, s in test_figures.items()},
-            "test_false_negative_rate": overall.get("false_negative_rate", 0.0),
-            "test_false_positive_rate": overall.get("false_positive_rate", 0.0),
+            **{
+                f"test_{name}_{label}_top1": s["top1"]
+                for name, of_set in test_figures.items()
+                for grouping in ("by_language", "by_kind")
+                for label, s in of_set[grouping].items()
+            },
+            **{f"test_{name}_false_negative_rate": figures["false_negative_rate"] for name, figures in overall.items()},
+            **{f"test_{name}_false_positive_rate": figures["false_positive_rate"] for name, figures in overall.items()},
             "seconds": round(time.perf_counter() - started, 2),
         },
         data_version=DataVersion(inputs_sha256),  # the key of what it was fitted on: the Dagster UI's "unchanged"

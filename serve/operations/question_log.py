@@ -34,15 +34,15 @@ class Nearest:
     beside an unanswered question it tells an editor whether a phrasing would do (an entry just
     short of the threshold) or a page is missing."""
 
-    url: str | None  # None only for a blank question or an empty library
+    entry: str | None  # its id, as an ask_phrasings.csv row names it; None for a blank question or no library
     probability: float | None  # under the release's decision, which answers at its threshold or above
     refusal: str | None  # why it did not answer (``ask.engine.REFUSALS``), None when it did
 
     @classmethod
     def of(cls, ranking: Ranking) -> Nearest:
-        url = ranking.nearest.row["url"] if ranking.nearest is not None else None
+        entry = ranking.nearest.id if ranking.nearest is not None else None
         probability = round(ranking.probability, 4) if ranking.probability is not None else None
-        return cls(url, probability, ranking.refusal)
+        return cls(entry, probability, ranking.refusal)
 
 
 class QuestionLog(BatchedLines):
@@ -113,7 +113,7 @@ def record_question(log: QuestionLog | None, answer: Mapping[str, Any], nearest:
             "question": answer["query"],
             "language": answer["language"],
             "answered": answered(answer),
-            "entry": nearest.url,
+            "entry": nearest.entry,
             "probability": nearest.probability,
             "refusal": nearest.refusal,
             "release": release,

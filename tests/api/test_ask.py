@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import csv
+import re
 import unicodedata
+from collections import Counter
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
 import pytest
 
-from ask.decision.evaluation import fit_on_dev, run, score
+from ask.decision.evaluation import fit_on_dev, run, score, score_by_kind
 from ask.decision.fusion import Fusion
 from ask.engine import BELOW_THRESHOLD, UNCOVERED_TOPIC, AskEngine
 from ask.lexical.script import WORD
@@ -27,26 +30,38 @@ from warehouse.reference_data import LANGUAGES
 FALLBACK = f"{BASE_URL}/guides/start-here"
 SEEDS = PROJECT_ROOT / "sql" / "seeds"
 
-# The regression test fails below these: the test split's figures of the engine as shipped with
-# the encoder trained on the demo's library (2026-11-26: top-1 0.780 overall, 0.720 in the lowest
-# language, false negatives 0.175, false positives 0.036; the frozen encoder's were 0.686, 0.634,
-# 0.226 and 0.036), less a little for arithmetic that differs between machines. They sit under the
-# targets (``benchmarks/ask_engine.py``), which the engine does not reach yet (benchmarks/RESULTS.md):
-# raise them as it improves, never lower them.
-FLOOR_TOP1_OVERALL = 0.76
-FLOOR_TOP1_PER_LANGUAGE = 0.70
-FLOOR_FALSE_NEGATIVE_RATE = 0.19
-FLOOR_FALSE_POSITIVE_RATE = 0.05
+
+# The regression test fails below these: the test splits' figures of the engine as shipped with the
+# encoder trained on the demo's library (benchmarks/RESULTS.md, 2026-11-27), less a little for
+# arithmetic that differs between machines. They sit under the targets (``benchmarks/ask_engine.py``),
+# which the engine does not reach yet: raise them as it improves, never lower them.
+@dataclass(frozen=True)
+class Floors:
+    top1_overall: float
+    top1_per_language: float
+    false_negative_rate: float  # at most
+    false_positive_rate: float  # at most
+    top1_per_kind: float = 0.0
+
+
+QUERY_KINDS = {"product", "keywords", "constraint", "problem", "spoken", "unmarked", "no-match"}
+FLOORS = {
+    "questions": Floors(0.76, 0.70, 0.19, 0.05),
+    "queries": Floors(0.60, 0.40, 0.35, 0.15, top1_per_kind=0.25),
+}
 
 # A labelled question may not copy this many consecutive words of an entry (Han: characters).
 COPIED_RUN = {language: 7 if language == "zh" else 4 for language in LANGUAGES}
+# In Chinese, a run of Latin letters or digits (a brand, a model, a size) counts as one word.
+_CHINESE_WORDS = re.compile(r"[a-z0-9]+|[^\W\d_a-z]")
 
 
 def words(text: str, language: str) -> list[str]:
-    """The words of ``text`` as the copy rule counts them: Han characters one by one."""
+    """The words of ``text`` as the copy rule counts them: in Chinese each Han character, and a
+    Latin name or a number as one word."""
     text = unicodedata.normalize("NFC", text).lower()
     if language == "zh":
-        return [character for character in text if character.isalnum()]
+        return _CHINESE_WORDS.findall(text)
     return WORD.findall(text)
 
 
@@ -186,13 +201,16 @@ def test_a_punjabi_question_answered_in_english_finds_the_entry_a_punjabi_speake
     )
 
 
-def test_the_labelled_set_is_large_enough_and_split_once():
+def test_the_labelled_sets_are_large_enough_and_split_once():
     dev, test = load_questions(DEMO, "dev", LANGUAGES), load_questions(DEMO, "test", LANGUAGES)
     for language in LANGUAGES:
-        both = [q for q in dev + test if q.language == language]
-        assert sum(bool(q.expected) for q in both) >= 80, language
-        assert sum(not q.expected for q in both) >= 25, language
+        questions = [q for q in dev + test if q.language == language and q.labelled_set == "questions"]
+        assert sum(bool(q.expected) for q in questions) >= 80, language
+        assert sum(not q.expected for q in questions) >= 25, language
         assert any(q.language == language for q in test) and any(q.language == language for q in dev)
+        # The queries: at least 20 of each kind per language in the test part, which nothing is fitted on.
+        kinds = Counter(q.kind for q in test if q.language == language and q.labelled_set == "queries")
+        assert set(kinds) == QUERY_KINDS and min(kinds.values()) >= 20, (language, kinds)
     assert not {q.question for q in dev} & {q.question for q in test}
 
 
@@ -225,13 +243,17 @@ def test_the_published_decision_is_the_fit_of_the_dev_split(demo_engine: AskEngi
     assert refitted.threshold == pytest.approx(shipped.threshold, abs=1e-3)
 
 
-def test_accuracy_on_the_test_split_does_not_fall_below_its_floors(demo_engine: AskEngine):
-    outcomes = run(demo_engine.search, load_questions(DEMO, "test", LANGUAGES))
+@pytest.mark.parametrize("labelled_set", list(FLOORS))
+def test_accuracy_on_the_test_split_does_not_fall_below_its_floors(demo_engine: AskEngine, labelled_set: str):
+    floors = FLOORS[labelled_set]
+    outcomes = run(demo_engine.search, load_questions(DEMO, "test", LANGUAGES, sets=(labelled_set,)))
     *by_language, overall = score(outcomes)
-    assert overall.top1 >= FLOOR_TOP1_OVERALL, overall
-    assert all(s.top1 >= FLOOR_TOP1_PER_LANGUAGE for s in by_language), [(s.label, s.top1) for s in by_language]
-    assert overall.false_negative_rate <= FLOOR_FALSE_NEGATIVE_RATE, overall
-    assert overall.false_positive_rate <= FLOOR_FALSE_POSITIVE_RATE, overall
+    assert overall.top1 >= floors.top1_overall, overall
+    assert all(s.top1 >= floors.top1_per_language for s in by_language), [(s.label, s.top1) for s in by_language]
+    assert overall.false_negative_rate <= floors.false_negative_rate, overall
+    assert overall.false_positive_rate <= floors.false_positive_rate, overall
+    by_kind = [s for s in score_by_kind(outcomes)[:-1] if s.answerable]
+    assert all(s.top1 >= floors.top1_per_kind for s in by_kind), [(s.label, s.top1) for s in by_kind]
 
 
 # --- regressions of the trained encoder ---------------------------------------------------------

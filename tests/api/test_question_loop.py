@@ -92,6 +92,16 @@ def test_an_unanswered_question_is_listed_then_answered_once_an_editor_adds_a_ph
         rows = list(csv.DictReader(exported))
     assert [(row["question"], row["times asked"]) for row in rows] == [(QUESTION, "3")]
     assert rows[0]["closest entry"] == records[2]["entry"] and rows[0]["why not answered"] == records[2]["refusal"]
+    # The editor sees the closest entry by the id an ask_phrasings.csv row names, beside its question.
+    release = duckdb.connect(str(warehouse), read_only=True)
+    question_of = dict(
+        release.execute(
+            "SELECT scenario_slug, question.en FROM marts.recommendations "
+            "UNION ALL SELECT answer_id, question.en FROM marts.answers"
+        ).fetchall()
+    )
+    release.close()
+    assert rows[0]["its question"] == question_of[records[2]["entry"]]
     printed = subprocess.run(
         [sys.executable, "-m", "reuse_data.cli", "questions", "--csv"],
         cwd=PROJECT_ROOT,

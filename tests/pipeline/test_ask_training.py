@@ -82,7 +82,9 @@ def test_a_library_no_model_was_trained_on_is_trained_on_and_the_release_carries
     ((decision_model, figures),) = snapshot.connection.execute(
         "SELECT model_id, test_figures::VARCHAR FROM ask_decision"
     ).fetchall()
-    assert decision_model == model_id and json.loads(figures)["all"]["answerable"] > 400
+    figures = json.loads(figures)
+    assert decision_model == model_id and figures["questions"]["by_language"]["all"]["answerable"] > 400
+    assert {"product", "problem", "no-match"} <= set(figures["queries"]["by_kind"])
     engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, ModelStore(tmp_models(training)))
     assert engine.encoder.model_id == model_id
     assert engine.search("insulated bottle that keeps tea hot all day", 5)

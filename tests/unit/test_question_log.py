@@ -35,8 +35,8 @@ ANSWERED = {
 }
 UNANSWERED = {"query": "what is the weather in Paris", "language": "en", "results": []}
 # The entry that came closest to each: it answered the first, and fell short for the second.
-CITED = Nearest("https://example.org/guides/best-insulated-bottles", 0.93, None)
-SHORT = Nearest("https://example.org/answers/travel-mug-weather", 0.21, BELOW_THRESHOLD)
+CITED = Nearest("insulated-bottles-hot-tea-workday", 0.93, None)
+SHORT = Nearest("travel-mugs-04", 0.21, BELOW_THRESHOLD)
 
 
 def records_in(folder: Path) -> list[dict]:
@@ -55,11 +55,11 @@ def test_a_record_holds_the_question_and_its_answer_and_nothing_about_who_asked(
     first, second = records_in(tmp_path)
     assert list(first) == list(RECORD_FIELDS)  # every field, and no other (no address, no agent)
     assert first["question"] == "Which flask keeps tea hot?" and first["answered"] is True
-    assert first["entry"] == CITED.url and first["probability"] == 0.93 and first["refusal"] is None
+    assert first["entry"] == CITED.entry and first["probability"] == 0.93 and first["refusal"] is None
     assert first["release"] == RELEASE and first["language"] == "en"
     assert dt.datetime.fromisoformat(first["time"]).tzinfo == dt.UTC
     assert second["answered"] is False  # with the entry that came closest, and why it fell short
-    assert (second["entry"], second["probability"], second["refusal"]) == (SHORT.url, 0.21, "below_threshold")
+    assert (second["entry"], second["probability"], second["refusal"]) == (SHORT.entry, 0.21, "below_threshold")
     (written,) = tmp_path.iterdir()
     assert written.name == record_file_name(dt.datetime.now(dt.UTC).date(), os.getpid())
 
@@ -130,7 +130,13 @@ def test_days_older_than_the_retention_are_dropped_whole_at_any_depth(tmp_path: 
 def test_the_records_load_into_the_raw_table_with_their_normalised_text(tmp_path: Path):
     folder = tmp_path / "questions"
     (folder / "replica-2").mkdir(parents=True)
-    fields = {"language": "en", "answered": False, "entry": SHORT.url, "probability": 0.21, "refusal": BELOW_THRESHOLD}
+    fields = {
+        "language": "en",
+        "answered": False,
+        "entry": SHORT.entry,
+        "probability": 0.21,
+        "refusal": BELOW_THRESHOLD,
+    }
     fields["release"] = RELEASE
     lines = [
         json.dumps({**fields, "time": "2026-11-26T10:00:00.000Z", "question": "Which flask?"}),
@@ -146,7 +152,7 @@ def test_the_records_load_into_the_raw_table_with_their_normalised_text(tmp_path
             "SELECT question_normalised, asked_at, _source_file FROM raw.asked_questions ORDER BY ALL"
         ).fetchall()
         nearest = connection.execute("SELECT DISTINCT entry, probability, refusal FROM raw.asked_questions").fetchall()
-        assert nearest == [(SHORT.url, 0.21, BELOW_THRESHOLD)]
+        assert nearest == [(SHORT.entry, 0.21, BELOW_THRESHOLD)]
         assert {row[0] for row in rows} == {"which flask"}
         assert rows[0][1] == dt.datetime(2026, 11, 26, 10, 0)
         assert {row[2] for row in rows} == {here.name, f"replica-2/{there.name}"}

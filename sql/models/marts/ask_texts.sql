@@ -1,16 +1,17 @@
--- Every text the ask engine embeds, one row per entry, field and language: a recommendation's
--- question and scenario, a library answer's question, and the analysts' extra phrasings.
+-- Every text the ask engine embeds, one row per entry, field and language: an entry's question,
+-- a recommendation's scenario, the entry's answer (it carries the product names, measured facts
+-- and fixes people type), and the analysts' extra phrasings.
 -- `text_sha256` keys the vector cache: a text whose hash is unchanged is never embedded again.
 with entries as (
-    select scenario_slug as entry_id, 'recommendation' as entry_kind, question, scenario
+    select scenario_slug as entry_id, 'recommendation' as entry_kind, question, scenario, answer
     from {{ ref('recommendations') }}
     union all
-    select answer_id, 'answer-library', question, null
+    select answer_id, 'answer-library', question, null, answer
     from {{ ref('answers') }}
 ),
 
 translated as (
-    {%- for field in ['question', 'scenario'] %}
+    {%- for field in ['question', 'scenario', 'answer'] %}
     {%- for lang in translation_languages() %}
     select entry_id, entry_kind, '{{ field }}' as field, '{{ lang }}' as language, {{ field }}."{{ lang }}" as text
     from entries

@@ -7,7 +7,7 @@ select
     question_normalised,
     language,
     answered,
-    entry as entry_url,
+    entry as entry_id,
     probability,
     refusal,
     release as release_version
