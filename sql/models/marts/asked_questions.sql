@@ -47,7 +47,14 @@ select
     asked.last_answered,
     asked.nearest_entry,
     -- In the language it was asked in, else English (a question in a language an entry lacks).
-    coalesce(entries.question[asked.language], entries.question['en']) as nearest_entry_question,
+    coalesce(
+        case asked.language
+            {%- for lang in translation_languages() %}
+            when '{{ lang }}' then entries.question."{{ lang }}"
+            {%- endfor %}
+        end,
+        entries.question."{{ translation_languages()[0] }}"
+    ) as nearest_entry_question,
     asked.nearest_probability,
     asked.last_refusal
 from asked_questions as asked
