@@ -114,9 +114,11 @@ def _read_last_build(settings: Settings, read: Callable[[Any], T], lacking: str)
 
 
 def command_ask_train(args: argparse.Namespace) -> int:
+    from ask.dense.cache import SHIPPED_VECTORS_FILE, write_shipped
     from ask.model.store import ModelStore
     from ask.training.library import library_training_set, train_or_reuse
     from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
+    from pipelines.assets.ask_vectors import built_vectors
 
     settings = load_settings()
     data = _read_last_build(
@@ -126,6 +128,11 @@ def command_ask_train(args: argparse.Namespace) -> int:
         return 2
     recipe = RECIPES[args.recipe]
     trained, trained_now = train_or_reuse(data, recipe, ModelStore(settings.ask_models), _print, again=args.again)
+    vectors = _read_last_build(
+        settings, lambda connection: built_vectors(connection, trained.model_id), "the ask engine's vectors"
+    )
+    if vectors is None:
+        return 2
     if not trained_now:
         _print(
             f"this library was trained on before with the {recipe.name} recipe "
@@ -133,9 +140,19 @@ def command_ask_train(args: argparse.Namespace) -> int:
         )
     shipped = settings.inputs / SHIPPED_ENCODER_FOLDER
     trained.write(shipped)
+    vectors_file = shipped / SHIPPED_VECTORS_FILE
+    if vectors:
+        write_shipped(vectors_file, trained.model_id, vectors)
+        embedded = f"with the {len(vectors)} vectors it made of the library's texts, so that build embeds none"
+    else:
+        vectors_file.unlink(missing_ok=True)
+        embedded = (
+            "without vectors, because the last build embedded with another model: that build embeds the "
+            "library again (run `reuse-data build`, then this again, to ship them)"
+        )
     _print(
         f"wrote {shipped} ({len(trained.delta) / 1e6:.1f} MB delta, model sha256 {trained.sha256[:16]}): "
-        "the next `reuse-data build` from these inputs embeds with it and trains nothing"
+        f"the next `reuse-data build` from these inputs embeds with it and trains nothing; shipped {embedded}"
     )
     return 0
 

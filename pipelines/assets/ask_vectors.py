@@ -2,30 +2,45 @@
 
 The server embeds only the incoming question; everything it compares that question with is
 computed here, once per text, with the encoder ``marts.ask_encoder`` chose. A text whose sha256
-the vector cache already holds for that model is not embedded again, so a build that changed
-no entry text embeds nothing, and a changed answer costs only its own texts.
+the vector cache already holds for that model, or whose vector the inputs ship beside that model
+(``reuse-data ask train`` writes them), is not embedded again, so a build that changed no entry
+text embeds nothing, and a changed answer costs only its own texts.
 """
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
+import duckdb
 import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
 
-from ask.dense.cache import VectorCache
+from ask.dense.cache import SHIPPED_VECTORS_FILE, VectorCache, read_shipped
 from ask.dense.encoder import DIMENSIONS, Encoder
 from ask.engine import encoder_of
 from ask.model.store import ModelStore
+from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from pipelines.resources import SettingsResource, WarehouseResource
-from warehouse.contract import ASK_ENCODER_TABLE, ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, MARTS_SCHEMA
+from warehouse.contract import (
+    ASK_ENCODER_TABLE,
+    ASK_TEXTS_TABLE,
+    ASK_UNCOVERED_VECTORS_TABLE,
+    ASK_VECTORS_TABLE,
+    MARTS_SCHEMA,
+)
 
 
 def entry_vectors(
-    texts: dict[str, str], encoder: Encoder, cache: VectorCache, log: Callable[[str], None]
+    texts: dict[str, str],
+    encoder: Encoder,
+    cache: VectorCache,
+    log: Callable[[str], None],
+    shipped: Mapping[str, np.ndarray] | None = None,
 ) -> tuple[dict[str, np.ndarray], int]:
-    """A vector for each text (sha256 -> text), from the cache or embedded now; and how many were embedded."""
-    vectors = cache.get(encoder.model_id, texts)
+    """A vector for each text (sha256 -> text): shipped with the inputs' model, from the cache, or
+    embedded now; and how many were embedded."""
+    vectors = {sha: vector for sha, vector in (shipped or {}).items() if sha in texts}
+    vectors.update(cache.get(encoder.model_id, [sha for sha in texts if sha not in vectors]))
     missing = [sha for sha in texts if sha not in vectors]
     if missing:
         log(f"embedding {len(missing)} new texts of {len(texts)} ({len(vectors)} cached)")
@@ -40,6 +55,20 @@ def entry_vectors(
         cache.put(encoder.model_id, fresh)
         vectors.update(fresh)
     return vectors, len(missing)
+
+
+def built_vectors(connection: duckdb.DuckDBPyConnection, model_id: str) -> dict[str, np.ndarray]:
+    """Every vector of the build warehouse that ``model_id`` made (the entries' texts and the
+    uncovered topics' questions), by text sha256: what ``reuse-data ask train`` ships with the model."""
+    vectors: dict[str, np.ndarray] = {}
+    for table, sha in ((ASK_VECTORS_TABLE, "text_sha256"), (ASK_UNCOVERED_VECTORS_TABLE, "question_sha256")):
+        rows = connection.sql(
+            f"SELECT DISTINCT {sha}, vector FROM {MARTS_SCHEMA}.{table} WHERE model = $model",
+            params={"model": model_id},
+        ).to_arrow_table()
+        matrix = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, DIMENSIONS)
+        vectors.update(zip(rows[sha].to_pylist(), matrix.astype(np.float32), strict=True))
+    return vectors
 
 
 def embed_into(
@@ -57,7 +86,9 @@ def embed_into(
     with warehouse.connect() as connection:
         texts = dict(connection.execute(texts_sql).fetchall())
         encoder = encoder_of(connection, ModelStore(settings.settings.ask_models), MARTS_SCHEMA)
-    vectors, embedded = entry_vectors(texts, encoder, VectorCache(settings.settings.embedding_cache), log)
+    shipped = read_shipped(settings.settings.inputs / SHIPPED_ENCODER_FOLDER / SHIPPED_VECTORS_FILE, encoder.model_id)
+    cache = VectorCache(settings.settings.embedding_cache)
+    vectors, embedded = entry_vectors(texts, encoder, cache, log, shipped)
     hashes = sorted(texts)
     matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
     incoming = pa.table(

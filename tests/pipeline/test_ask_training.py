@@ -1,6 +1,7 @@
 """The ask encoder trained by the pipeline: a library no model was trained on is trained on (the
 short recipe, as the suite sets it), the trained model travels with the release and answers,
-an unchanged library trains nothing, and `reuse-data ask train` ships a model with the inputs.
+an unchanged library trains nothing, and `reuse-data ask train` ships a model with the inputs,
+with its vectors of the library's texts.
 
 One module-scoped history: the demo with one more dev question (a library the shipped model was
 not trained on), built on a copy of the suite's demo home (``demo_home``, built from the demo as
@@ -17,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from ask.dense.cache import SHIPPED_VECTORS_FILE, read_shipped
 from ask.engine import AskEngine
 from ask.model.delta import apply_model_delta
 from ask.model.store import ModelStore, TrainedModel, base_model_bytes, trained_model_id
@@ -111,10 +113,20 @@ def test_ask_train_ships_the_model_with_the_inputs_and_the_next_build_uses_it(tr
     assert "trained on before with the short recipe" in result.output  # the build's training, not another
     shipped = TrainedModel.read(training.inputs / SHIPPED_ENCODER_FOLDER)
     assert shipped is not None and shipped.manifest["recipe"] == "short"
-    output = build(training.home, training.inputs, training.environ)
+    vectors = read_shipped(training.inputs / SHIPPED_ENCODER_FOLDER / SHIPPED_VECTORS_FILE, shipped.model_id)
+    texts = (
+        training.metadata("ask_vectors")["dagster/row_count"]
+        + training.metadata("ask_uncovered_vectors")["dagster/row_count"]
+    )
+    assert len(vectors) == texts
+    # A machine that never embedded this library (an empty vector cache) embeds none of it.
+    empty_cache = {**training.environ, "REUSE_DATA_EMBEDDING_CACHE": str(training.home.parent / "empty-cache.sqlite3")}
+    output = build(training.home, training.inputs, empty_cache)
     assert "training step" not in output
     assert training.metadata("ask_encoder")["how"] == "shipped"
     assert training.metadata("ask_encoder")["model_sha256"] == shipped.sha256
+    assert training.metadata("ask_vectors")["embedded"] == 0
+    assert training.metadata("ask_uncovered_vectors")["embedded"] == 0
 
 
 def test_ask_train_without_a_build_says_to_build_first(tmp_path: Path):
