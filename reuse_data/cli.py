@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import os
 import sys
 from collections.abc import Callable
@@ -115,10 +116,13 @@ def _read_last_build(settings: Settings, read: Callable[[Any], T], lacking: str)
 
 def command_ask_train(args: argparse.Namespace) -> int:
     from ask.dense.cache import SHIPPED_VECTORS_FILE, write_shipped
+    from ask.dense.encoder import Encoder
     from ask.model.store import ModelStore
     from ask.training.library import library_training_set, train_or_reuse
-    from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
+    from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, SPLITS, load_questions
+    from pipelines.assets.ask_decision import question_vectors
     from pipelines.assets.ask_vectors import built_vectors
+    from warehouse.reference_data import LANGUAGES
 
     settings = load_settings()
     data = _read_last_build(
@@ -133,6 +137,17 @@ def command_ask_train(args: argparse.Namespace) -> int:
     )
     if vectors is None:
         return 2
+    if vectors:  # the labelled questions' vectors too: a build embeds them to fit the decision
+        encoder = Encoder.shared(
+            ModelStore(settings.ask_models).model_file(trained.sha256, trained.delta), trained.model_id
+        )
+        questions = [q.question for split in SPLITS for q in load_questions(settings.inputs, split, LANGUAGES)]
+        vectors.update(
+            {
+                hashlib.sha256(q.encode()).hexdigest(): v
+                for q, v in question_vectors(questions, encoder, settings, _print).items()
+            }
+        )
     if not trained_now:
         _print(
             f"this library was trained on before with the {recipe.name} recipe "
@@ -143,7 +158,10 @@ def command_ask_train(args: argparse.Namespace) -> int:
     vectors_file = shipped / SHIPPED_VECTORS_FILE
     if vectors:
         write_shipped(vectors_file, trained.model_id, vectors)
-        embedded = f"with the {len(vectors)} vectors it made of the library's texts, so that build embeds none"
+        embedded = (
+            f"with the {len(vectors)} vectors it made of the library's texts and labelled questions, "
+            "so that build embeds none"
+        )
     else:
         vectors_file.unlink(missing_ok=True)
         embedded = (

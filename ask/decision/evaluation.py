@@ -7,7 +7,7 @@ bench-ask`` reports them against the targets, and the regression test holds them
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import asdict, dataclass
 
 import numpy as np
@@ -20,7 +20,7 @@ from warehouse.reference_data import LANGUAGES
 
 MRR_DEPTH = 5
 
-Search = Callable[[str, int], list[Match]]
+Search = Callable[..., list[Match]]  # (question, limit[, question vector]) -> matches
 
 
 @dataclass(frozen=True)
@@ -63,9 +63,19 @@ class Scores:
         )
 
 
-def run(search: Search, questions: Iterable[LabelledQuestion]) -> list[Outcome]:
-    """Ask every question, as the API does (default limit 5)."""
-    return [Outcome(item, tuple(m.entry.id for m in search(item.question, MRR_DEPTH))) for item in questions]
+def run(
+    search: Search, questions: Iterable[LabelledQuestion], embedded: Mapping[str, np.ndarray] | None = None
+) -> list[Outcome]:
+    """Ask every question, as the API does (default limit 5); with the question's vector when
+    ``embedded`` holds it (made by the searching engine's encoder), so it is not embedded again."""
+    embedded = embedded or {}
+
+    def ask(question: str) -> tuple[str, ...]:
+        vector = embedded.get(question)
+        matches = search(question, MRR_DEPTH) if vector is None else search(question, MRR_DEPTH, vector)
+        return tuple(match.entry.id for match in matches)
+
+    return [Outcome(item, ask(item.question)) for item in questions]
 
 
 def score(outcomes: Sequence[Outcome]) -> list[Scores]:
@@ -95,10 +105,16 @@ def split_figures(outcomes: Sequence[Outcome]) -> dict[str, dict[str, dict[str, 
     }
 
 
-def fusion_questions(engine: AskEngine, questions: Sequence[LabelledQuestion]) -> list[Question]:
-    """The fusion features of every labelled question, to fit the model on (the dev split only)."""
+def fusion_questions(
+    engine: AskEngine, questions: Sequence[LabelledQuestion], embedded: Mapping[str, np.ndarray] | None = None
+) -> list[Question]:
+    """The fusion features of every labelled question, to fit the model on (the dev split only);
+    ``embedded`` holds question vectors already made by the engine's encoder (the rest are embedded)."""
     ids = np.array([entry.id for entry in engine.entries])
-    vectors = engine.encoder.texts([item.question for item in questions])
+    embedded = embedded or {}
+    missing = [item.question for item in questions if item.question not in embedded]
+    made = dict(zip(missing, engine.encoder.texts(missing), strict=True)) if missing else {}
+    vectors = [embedded.get(item.question, made.get(item.question)) for item in questions]
     questions_read = []
     for item, vector in zip(questions, vectors, strict=True):
         # The language the engine itself reads from the question (Greeklish reads as Latin), as when serving.
@@ -108,11 +124,16 @@ def fusion_questions(engine: AskEngine, questions: Sequence[LabelledQuestion]) -
     return questions_read
 
 
-def fit_on_dev(engine: AskEngine, dev: Sequence[LabelledQuestion], fitted_on: str) -> Fusion:
+def fit_on_dev(
+    engine: AskEngine,
+    dev: Sequence[LabelledQuestion],
+    fitted_on: str,
+    embedded: Mapping[str, np.ndarray] | None = None,
+) -> Fusion:
     """The fusion fitted on the dev split (``dev``), the only split anything is fitted on."""
     if any(question.split != "dev" for question in dev):
         raise ValueError("the fusion is fitted on the dev split only")
-    return fit(fusion_questions(engine, dev), fitted_on)
+    return fit(fusion_questions(engine, dev, embedded), fitted_on)
 
 
 def figures(scores: Sequence[Scores]) -> dict[str, dict[str, float | int]]:
