@@ -25,11 +25,12 @@ from ask.model.delta import apply_model_delta
 from ask.model.store import ModelStore, TrainedModel, base_model_bytes, trained_model_id
 from ask.training.data import training_set
 from ask.training.library import choose_encoder
-from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
+from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, SPLITS, load_questions
 from pipelines.build import latest_materialization_metadata
 from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.conftest import copy_demo, run_cli
+from warehouse.reference_data import LANGUAGES
 
 KEPT_CATEGORIES = {"insulated-bottles", "french-presses"}
 
@@ -125,7 +126,13 @@ def test_ask_train_ships_the_model_with_the_inputs_and_the_next_build_uses_it(tr
         training.metadata("ask_vectors")["dagster/row_count"]
         + training.metadata("ask_uncovered_vectors")["dagster/row_count"]
     )
-    assert len(vectors) == texts
+    # The library's texts and the labelled questions (a few of which are also an entry's phrasing).
+    questions = {
+        hashlib.sha256(q.question.encode()).hexdigest()
+        for split in SPLITS
+        for q in load_questions(training.inputs, split, LANGUAGES)
+    }
+    assert questions <= vectors.keys() and texts <= len(vectors) <= texts + len(questions)
     # A machine that never embedded this library (an empty vector cache) embeds none of it.
     empty_cache = {**training.environ, "REUSE_DATA_EMBEDDING_CACHE": str(training.home.parent / "empty-cache.sqlite3")}
     output = build(training.home, training.inputs, empty_cache)
