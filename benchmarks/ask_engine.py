@@ -32,7 +32,6 @@ Reads the snapshot ``CURRENT`` names and the build warehouse under ``REUSE_DATA_
 from __future__ import annotations
 
 import argparse
-import hashlib
 import shutil
 import sys
 import tempfile
@@ -51,7 +50,7 @@ sys.path.insert(0, str(ROOT))
 
 from ask.decision.evaluation import Outcome, Scores, fit_on_dev, run, score, score_by_kind  # noqa: E402
 from ask.decision.fusion import Fusion  # noqa: E402
-from ask.dense.cache import VectorCache  # noqa: E402
+from ask.dense.cache import VectorCache, text_key  # noqa: E402
 from ask.dense.encoder import DIMENSIONS, Encoder  # noqa: E402
 from ask.dense.vectors import EntryVectors  # noqa: E402
 from ask.engine import UNCOVERED_TOPIC, AskEngine  # noqa: E402
@@ -65,6 +64,7 @@ from benchmarks.lexical_baseline import LexicalBaseline  # noqa: E402
 from benchmarks.results import add_record_option, machine, markdown_table, percentile, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
 from inputs.ask_inputs import LABELLED_SETS, LabelledQuestion, load_questions  # noqa: E402
+from pipelines.assets.ask_vectors import entry_vectors  # noqa: E402
 from release.local_store import SNAPSHOT_FILE, current_version, read_tables  # noqa: E402
 from release.snapshot import Snapshot, load_snapshot  # noqa: E402
 from warehouse.contract import (  # noqa: E402
@@ -194,14 +194,8 @@ def engine_with(
     """The published engine's lexical index with every text embedded by ``encoder`` (through the vector
     cache), unfitted: what a build with that encoder would publish before its decision is fitted."""
     numbers = {entry.id: n for n, entry in enumerate(published.entries)}
-    by_hash = {hashlib.sha256(text.encode()).hexdigest(): text for _, _, text in texts}
-    vectors = cache.get(encoder.model_id, by_hash)
-    missing = [sha for sha in by_hash if sha not in vectors]
-    if missing:
-        fresh = dict(zip(missing, encoder.texts([by_hash[sha] for sha in missing]), strict=True))
-        cache.put(encoder.model_id, fresh)
-        vectors.update(fresh)
-    matrix = np.stack([vectors[hashlib.sha256(text.encode()).hexdigest()] for _, _, text in texts])
+    vectors, _ = entry_vectors({text_key(text): text for _, _, text in texts}, encoder, cache, log=lambda _: None)
+    matrix = np.stack([vectors[text_key(text)] for _, _, text in texts])
     owners = np.array([numbers[entry] for entry, _, _ in texts], dtype=np.int32)
     return AskEngine(published.lexical, EntryVectors(owners, matrix, len(numbers)), encoder, Fusion.unfitted())
 

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import os
 import sys
 from collections.abc import Callable
@@ -115,7 +114,7 @@ def _read_last_build(settings: Settings, read: Callable[[Any], T], lacking: str)
 
 
 def command_ask_train(args: argparse.Namespace) -> int:
-    from ask.dense.cache import SHIPPED_VECTORS_FILE, write_shipped
+    from ask.dense.cache import SHIPPED_VECTORS_FILE, text_key, write_shipped
     from ask.dense.encoder import Encoder
     from ask.model.store import ModelStore
     from ask.training.library import library_training_set, train_or_reuse
@@ -142,12 +141,7 @@ def command_ask_train(args: argparse.Namespace) -> int:
             ModelStore(settings.ask_models).model_file(trained.sha256, trained.delta), trained.model_id
         )
         questions = [q.question for split in SPLITS for q in load_questions(settings.inputs, split, LANGUAGES)]
-        vectors.update(
-            {
-                hashlib.sha256(q.encode()).hexdigest(): v
-                for q, v in question_vectors(questions, encoder, settings, _print).items()
-            }
-        )
+        vectors.update({text_key(q): v for q, v in question_vectors(questions, encoder, settings, _print).items()})
     if not trained_now:
         _print(
             f"this library was trained on before with the {recipe.name} recipe "

@@ -11,6 +11,7 @@ that cannot be read is rebuilt, never trusted: it only ever saves time.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
@@ -29,6 +30,12 @@ CREATE TABLE IF NOT EXISTS vectors (
 """
 SHIPPED_VECTORS_FILE = "vectors.npz"  # beside a shipped model: the vectors it made of its library's texts
 _LOOKUP_CHUNK = 500  # SQLite's bound-parameter limit is 999 by default
+
+
+def text_key(text: str) -> str:
+    """The key a text's vector is kept by: the sha256 of its UTF-8, as DuckDB's ``sha256()`` makes
+    ``text_sha256`` in ``marts.ask_texts``."""
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 class VectorCache:

@@ -10,7 +10,6 @@ kept while nothing it depends on changed (``decision_inputs``): the encoder, the
 the vectors' texts, which entries are bench-backed, and both splits.
 """
 
-import hashlib
 import json
 import time
 from collections.abc import Callable
@@ -22,14 +21,14 @@ from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeRes
 
 from ask.decision.evaluation import fit_on_dev, run, split_figures
 from ask.decision.fusion import Fusion
-from ask.dense.cache import SHIPPED_VECTORS_FILE, VectorCache, read_shipped
+from ask.dense.cache import text_key
 from ask.dense.encoder import Encoder
 from ask.engine import AskEngine
 from ask.model.store import ModelStore
 from foundations.content_keys import value_key
 from foundations.settings import Settings
-from inputs.ask_inputs import FITTED_SPLIT, LABELLED_SETS, SHIPPED_ENCODER_FOLDER, digest_of, load_questions
-from pipelines.assets.ask_vectors import entry_vectors
+from inputs.ask_inputs import FITTED_SPLIT, LABELLED_SETS, digest_of, load_questions
+from pipelines.assets.ask_vectors import known_vectors
 from pipelines.resources import SettingsResource, WarehouseResource
 from release.local_store import rows_of
 from warehouse.contract import (
@@ -85,10 +84,9 @@ def question_vectors(
     """The labelled questions' vectors, by question, through the vector cache and the inputs'
     shipped vectors like the entries' texts: a build whose questions and model did not change
     embeds none of them (they are about 2,600, a minute and a half on two cores)."""
-    by_sha = {hashlib.sha256(question.encode()).hexdigest(): question for question in questions}
-    shipped = read_shipped(config.inputs / SHIPPED_ENCODER_FOLDER / SHIPPED_VECTORS_FILE, encoder.model_id)
-    vectors, _ = entry_vectors(by_sha, encoder, VectorCache(config.embedding_cache), log, shipped)
-    return {by_sha[sha]: vector for sha, vector in vectors.items()}
+    by_key = {text_key(question): question for question in questions}
+    vectors, _ = known_vectors(by_key, encoder, config, log)
+    return {by_key[key]: vector for key, vector in vectors.items()}
 
 
 @asset(

@@ -19,6 +19,7 @@ from ask.dense.cache import SHIPPED_VECTORS_FILE, VectorCache, read_shipped
 from ask.dense.encoder import DIMENSIONS, Encoder
 from ask.engine import encoder_of
 from ask.model.store import ModelStore
+from foundations.settings import Settings
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.contract import (
@@ -57,6 +58,16 @@ def entry_vectors(
     return vectors, len(missing)
 
 
+def known_vectors(
+    texts: dict[str, str], encoder: Encoder, settings: Settings, log: Callable[[str], None]
+) -> tuple[dict[str, np.ndarray], int]:
+    """``entry_vectors`` with what a build already knows: the vectors the inputs ship beside their
+    model and the machine's vector cache."""
+    shipped_file = settings.inputs / SHIPPED_ENCODER_FOLDER / SHIPPED_VECTORS_FILE
+    shipped = read_shipped(shipped_file, encoder.model_id)
+    return entry_vectors(texts, encoder, VectorCache(settings.embedding_cache), log, shipped)
+
+
 def built_vectors(connection: duckdb.DuckDBPyConnection, model_id: str) -> dict[str, np.ndarray]:
     """Every vector of the build warehouse that ``model_id`` made (the entries' texts and the
     uncovered topics' questions), by text sha256: what ``reuse-data ask train`` ships with the model."""
@@ -86,9 +97,7 @@ def embed_into(
     with warehouse.connect() as connection:
         texts = dict(connection.execute(texts_sql).fetchall())
         encoder = encoder_of(connection, ModelStore(settings.settings.ask_models), MARTS_SCHEMA)
-    shipped = read_shipped(settings.settings.inputs / SHIPPED_ENCODER_FOLDER / SHIPPED_VECTORS_FILE, encoder.model_id)
-    cache = VectorCache(settings.settings.embedding_cache)
-    vectors, embedded = entry_vectors(texts, encoder, cache, log, shipped)
+    vectors, embedded = known_vectors(texts, encoder, settings.settings, log)
     hashes = sorted(texts)
     matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
     incoming = pa.table(

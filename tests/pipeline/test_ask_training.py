@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from ask.dense.cache import SHIPPED_VECTORS_FILE, read_shipped
+from ask.dense.cache import SHIPPED_VECTORS_FILE, read_shipped, text_key
 from ask.engine import AskEngine
 from ask.model.delta import apply_model_delta
 from ask.model.store import ModelStore, TrainedModel, base_model_bytes, trained_model_id
@@ -127,11 +127,7 @@ def test_ask_train_ships_the_model_with_the_inputs_and_the_next_build_uses_it(tr
         + training.metadata("ask_uncovered_vectors")["dagster/row_count"]
     )
     # The library's texts and the labelled questions (a few of which are also an entry's phrasing).
-    questions = {
-        hashlib.sha256(q.question.encode()).hexdigest()
-        for split in SPLITS
-        for q in load_questions(training.inputs, split, LANGUAGES)
-    }
+    questions = {text_key(q.question) for split in SPLITS for q in load_questions(training.inputs, split, LANGUAGES)}
     assert questions <= vectors.keys() and texts <= len(vectors) <= texts + len(questions)
     # A machine that never embedded this library (an empty vector cache) embeds none of it.
     empty_cache = {**training.environ, "REUSE_DATA_EMBEDDING_CACHE": str(training.home.parent / "empty-cache.sqlite3")}
