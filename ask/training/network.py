@@ -182,8 +182,9 @@ class E5Network(nn.Module):
             if off_grid:
                 raise ValueError(f"matrices off the Q4_0 grid in a frozen network: {off_grid[:3]}")
         # The word embeddings are shared with the model file's array, never copied (384 MB as float32).
+        # On another device than the CPU (a GPU, for experiments) they are copied there once.
         word = torch.from_numpy(np.ascontiguousarray(tensors[WORD_EMBEDDINGS], dtype=np.float32))
-        self.register_buffer("word", word.view(-1, shape.hidden), persistent=False)
+        self.register_buffer("word", word.view(-1, shape.hidden).to(torch.get_default_device()), persistent=False)
         self.emb_pos = _parameter(tensors["emb.pos"], (shape.positions, shape.hidden), trainable)
         self.emb_type = _parameter(tensors["emb.type"], (-1, shape.hidden), trainable)
         self.emb_ln_w = _parameter(tensors["emb.ln.w"], (shape.hidden,), trainable)
@@ -214,7 +215,7 @@ class E5Network(nn.Module):
         for path, parameter in self.named_parameters():
             name = _file_name(path)
             value = parameter.detach()
-            out[name] = (fake_quantise_q4_0(value) if stored_as_q4_0(name) else value).numpy().copy()
+            out[name] = (fake_quantise_q4_0(value) if stored_as_q4_0(name) else value).cpu().numpy().copy()
         return out
 
 

