@@ -31,7 +31,7 @@ import dataclasses
 import json
 import sys
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,7 +42,6 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 EMBED_BATCH = 256
-DIMENSIONS = 384
 WORD = "emb.word"
 
 
@@ -53,10 +52,9 @@ def bundle(folder: Path) -> None:
     """The last build's training set, the calibration third, every text's tokens and the base tensors."""
     import duckdb
 
-    from ask.model.file import ModelFile, quantise_q4_0
+    from ask.model.file import ModelFile
     from ask.model.tokenizer import Tokenizer
     from ask.training.library import library_training_set
-    from ask.training.network import stored_as_q4_0
     from foundations.settings import load_settings
     from inputs.ask_inputs import FITTED_SPLIT, for_calibration, load_questions
     from warehouse.reference_data import LANGUAGES
@@ -77,13 +75,8 @@ def bundle(folder: Path) -> None:
         "tokens": np.concatenate(tokens).astype(np.int32),
         "lengths": np.asarray([len(ids) for ids in tokens], dtype=np.int32),
     }
-    for name, array in base.tensors.items():
-        values = array.reshape(-1, base.hidden)[used] if name == WORD else array
-        if stored_as_q4_0(name):
-            arrays[f"q4:{name}"] = np.frombuffer(quantise_q4_0(values), dtype=np.uint8)
-            arrays[f"shape:{name}"] = np.asarray(values.shape)
-        else:
-            arrays[f"f32:{name}"] = np.asarray(values, dtype=np.float32)
+    word = base.tensors[WORD].reshape(-1, base.hidden)[used]  # the rows of the tokens used, renumbered
+    arrays |= packed({**base.tensors, WORD: word})
     folder.mkdir(parents=True, exist_ok=True)
     np.savez(folder / "tensors.npz", **arrays)
     meta = {
@@ -159,19 +152,11 @@ class PreTokenized:
 
 
 def load_bundle(folder: Path) -> tuple[dict[str, Any], Weights, PreTokenized]:
-    from ask.model.file import dequantise_q4_0
-
     meta = json.loads((folder / "bundle.json").read_text())
     with np.load(folder / "tensors.npz") as arrays:
-        tensors = {}
-        for key in arrays.files:
-            kind, _, name = key.partition(":")
-            if kind == "q4":
-                tensors[name] = dequantise_q4_0(arrays[key].tobytes(), tuple(arrays[f"shape:{name}"]))
-            elif kind == "f32":
-                tensors[name] = arrays[key]
-        tokenizer = PreTokenized(meta["texts"], arrays["tokens"], arrays["lengths"])
-    return meta, Weights(tensors=tensors, **meta["shape"]), tokenizer
+        held = {key: arrays[key] for key in arrays.files}
+    tokenizer = PreTokenized(meta["texts"], held["tokens"], held["lengths"])
+    return meta, Weights(tensors=unpacked(held), **meta["shape"]), tokenizer
 
 
 def training_set_of(data: dict[str, Any]) -> Any:
@@ -232,19 +217,34 @@ def score(
     }
 
 
-def q4_tensors(network: Any) -> dict[str, np.ndarray]:
-    """The network's tensors (word embeddings aside) as the bundle stores them: Q4_0 bytes or float32."""
+def packed(tensors: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Tensors as the bundle and the results hold them: Q4_0 bytes and their shape where the file stores Q4_0
+    (a quarter of float32's size, and exact: the values are on the grid), float32 elsewhere."""
     from ask.model.file import quantise_q4_0
     from ask.training.network import stored_as_q4_0
 
     out = {}
-    for name, values in network.file_tensors().items():
+    for name, values in tensors.items():
         if stored_as_q4_0(name):
             out[f"q4:{name}"] = np.frombuffer(quantise_q4_0(values), dtype=np.uint8)
             out[f"shape:{name}"] = np.asarray(values.shape)
         else:
-            out[f"f32:{name}"] = values
+            out[f"f32:{name}"] = np.asarray(values, dtype=np.float32)
     return out
+
+
+def unpacked(arrays: Mapping[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """``packed``'s tensors, dequantised."""
+    from ask.model.file import dequantise_q4_0
+
+    tensors = {}
+    for key in arrays:
+        kind, _, name = key.partition(":")
+        if kind == "q4":
+            tensors[name] = dequantise_q4_0(arrays[key].tobytes(), tuple(arrays[f"shape:{name}"]))
+        elif kind == "f32":
+            tensors[name] = arrays[key]
+    return tensors
 
 
 def run(folder: Path, out: Path, budget: float, quick: bool, only: list[str]) -> None:
@@ -339,7 +339,9 @@ def run(folder: Path, out: Path, budget: float, quick: bool, only: list[str]) ->
         return
     _, name, network = best
     results["best"] = name
-    np.savez(out / "encoder.npz", **q4_tensors(network), recipe=json.dumps(dataclasses.asdict(variants[name])))
+    np.savez(
+        out / "encoder.npz", **packed(network.file_tensors()), recipe=json.dumps(dataclasses.asdict(variants[name]))
+    )
     save()
     log(f"best on the calibration third: {name}, written to encoder.npz")
 
@@ -356,7 +358,7 @@ def run(folder: Path, out: Path, budget: float, quick: bool, only: list[str]) ->
         students.append((scored(f"student-{arrangement}", student, recipe, seconds, layers=kept), kept, student))
     if students:
         _, kept, student = max(students, key=lambda found: found[0])
-        np.savez(out / "student.npz", **q4_tensors(student), layers=np.asarray(kept))
+        np.savez(out / "student.npz", **packed(student.file_tensors()), layers=np.asarray(kept))
         log(f"student.npz written (layers {kept} of the encoder)")
     log("done")
 
@@ -368,7 +370,7 @@ def keep(tensors_file: Path, recipe_name: str) -> None:
     """The encoder's tensors as a model in the store, under the last build's training key and ``recipe_name``."""
     import duckdb
 
-    from ask.model.file import ModelFile, dequantise_q4_0
+    from ask.model.file import ModelFile
     from ask.model.store import ModelStore, TrainedModel, base_sha256
     from ask.training.library import library_training_set, training_key
     from ask.training.recipes import RECIPES
@@ -378,24 +380,19 @@ def keep(tensors_file: Path, recipe_name: str) -> None:
     recipe = RECIPES[recipe_name]
     with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
         data = library_training_set(connection, settings.inputs)
-    run = json.loads((tensors_file.parent / "results.json").read_text())
-    if run["training_digest"] != data.digest():
+    results = json.loads((tensors_file.parent / "results.json").read_text())
+    if results["training_digest"] != data.digest():
         raise SystemExit(
             f"error: {tensors_file} was trained on another library than the last build's; make a bundle of this "
             "build and run it again"
         )
-    base = ModelFile.read()
     with np.load(tensors_file) as arrays:
-        trained_recipe = json.loads(str(arrays["recipe"]))
-        if {**trained_recipe, "name": recipe.name} != {**dataclasses.asdict(recipe), "name": recipe.name}:
-            raise SystemExit(f"error: {tensors_file} was trained with {trained_recipe}, not the {recipe_name} recipe")
-        tensors = dict(base.tensors)
-        for key in arrays.files:
-            kind, _, name = key.partition(":")
-            if kind == "q4":
-                tensors[name] = dequantise_q4_0(arrays[key].tobytes(), tuple(arrays[f"shape:{name}"]))
-            elif kind == "f32":
-                tensors[name] = arrays[key]
+        held = {key: arrays[key] for key in arrays.files}
+    trained_recipe = json.loads(str(held["recipe"]))
+    if {**trained_recipe, "name": recipe.name} != {**dataclasses.asdict(recipe), "name": recipe.name}:
+        raise SystemExit(f"error: {tensors_file} was trained with {trained_recipe}, not the {recipe_name} recipe")
+    base = ModelFile.read()
+    tensors = {**base.tensors, **unpacked(held)}
     model = dataclasses.replace(base, tensors=tensors)
     key = training_key(base_sha256(), data, recipe)
     manifest = {
@@ -405,8 +402,8 @@ def keep(tensors_file: Path, recipe_name: str) -> None:
         "data_digest": data.digest(),
         "trained_on": data.summary(),
         "entries": sorted(data.entry_texts),
-        "seconds": run["variants"][run["best"]]["seconds"],
-        "device": run["device"],
+        "seconds": results["variants"][results["best"]]["seconds"],
+        "device": results["device"],
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(tensors_file.stat().st_mtime)),
         "trained_by": "benchmarks/encoder_experiments.py run",
     }
@@ -416,6 +413,8 @@ def keep(tensors_file: Path, recipe_name: str) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    from ask.training.recipes import RECIPES
+
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     commands = parser.add_subparsers(dest="command", required=True)
     made = commands.add_parser("bundle", help="write the last build's training data and base tensors to FOLDER")
@@ -428,7 +427,7 @@ def main(argv: list[str] | None = None) -> None:
     ran.add_argument("--variants", nargs="*", default=[], help="the variants to train (default: all, in order)")
     kept = commands.add_parser("keep", help="keep encoder.npz as the model a recipe trains on the last build")
     kept.add_argument("tensors", type=Path)
-    kept.add_argument("recipe")
+    kept.add_argument("recipe", choices=sorted(RECIPES))
     args = parser.parse_args(argv)
     commands_by_name: dict[str, Callable[[], None]] = {
         "bundle": lambda: bundle(args.folder),

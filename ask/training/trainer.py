@@ -15,7 +15,8 @@ reusable bottles, bags and brushes), so it is trained to. Each step draws a batc
   under the margin), so the library learns where it ends;
 - lambda times the mean squared distance between the trained and the base embeddings of the
   batch's entry texts keeps the space in place: texts the training never saw (a new entry, a
-  question in a new wording) keep their meaning.
+  question in a new wording) keep their meaning. Distilling into a smaller network, the teacher
+  takes the base's place and every text of the batch is held to its vector.
 
 The matrices are fake-quantised to Q4_0 in every forward pass (``ask.training.network``), so the
 exported file computes what was trained. A training is deterministic given the recipe's seed and
@@ -165,9 +166,9 @@ def fit(
     device: str = "cpu",
     teacher: ModelFile | None = None,
 ) -> E5Network:
-    """The network ``recipe`` trains from ``base`` on ``data``, on ``device`` ("cuda" where a GPU is, for
-    experiments: the same steps, other rounding, so not the same bytes as on the CPU). With a ``teacher``,
-    ``base`` is a smaller network to distil it into (``Objective``).
+    """The network ``recipe`` trains from ``base`` on ``data``, on ``device`` ("cuda" where PyTorch sees a GPU:
+    the same steps, other rounding, so not the same bytes as on the CPU). With a ``teacher``, ``base`` is a
+    smaller network to distil it into (``Objective``).
 
     PyTorch runs on ``recipe.threads`` threads (restored after): beside a server on two cores one
     thread is faster than two. ``progress(step, steps, loss)`` is called after every step, from 1.
