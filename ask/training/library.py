@@ -21,7 +21,7 @@ from ask.model.store import ModelStore, TrainedModel, base_sha256, shipped_model
 from ask.training.data import TrainingSet, training_set
 from ask.training.recipes import RECIPES, Recipe
 from foundations.content_keys import value_key
-from inputs.ask_inputs import FITTED_SPLIT, LabelledQuestion, for_calibration, load_questions
+from inputs.ask_inputs import FITTED_SPLIT, LabelledQuestion, load_questions
 from warehouse.contract import ASK_TEXTS_TABLE, ASK_UNCOVERED_TOPICS_SEED, MARTS_SCHEMA, SEEDS_SCHEMA
 from warehouse.reference_data import LANGUAGES
 
@@ -56,8 +56,8 @@ def train_or_reuse(
 def library_training_set(
     connection: duckdb.DuckDBPyConnection, inputs: Path, dev: Sequence[LabelledQuestion] | None = None
 ) -> TrainingSet:
-    """The training set of the library in ``connection``'s marts, with the inputs' dev split less the decision's
-    calibration part (``for_calibration``), or with ``dev``."""
+    """The training set of the library in ``connection``'s marts, with the inputs' dev split (or ``dev``: a part
+    of it, which an experiment trains on to score the rest)."""
     texts = connection.execute(
         f"SELECT entry_id, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY entry_id, field, language, text"
     ).fetchall()
@@ -68,8 +68,7 @@ def library_training_set(
     uncovered = connection.execute(
         f"SELECT question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY topic, language, question"
     ).fetchall()
-    if dev is None:
-        dev = [q for q in load_questions(inputs, FITTED_SPLIT, LANGUAGES) if not for_calibration(q.question)]
+    dev = load_questions(inputs, FITTED_SPLIT, LANGUAGES) if dev is None else dev
     return training_set(
         texts, dict(groups), [(q.question, q.expected) for q in dev], [question for (question,) in uncovered]
     )

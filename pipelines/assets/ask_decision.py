@@ -27,7 +27,7 @@ from ask.engine import AskEngine
 from ask.model.store import ModelStore
 from foundations.content_keys import value_key
 from foundations.settings import Settings
-from inputs.ask_inputs import FITTED_SPLIT, LABELLED_SETS, digest_of, for_calibration, load_questions
+from inputs.ask_inputs import FITTED_SPLIT, LABELLED_SETS, digest_of, load_questions
 from pipelines.assets.ask_vectors import known_vectors
 from pipelines.resources import SettingsResource, WarehouseResource
 from release.local_store import rows_of
@@ -128,11 +128,9 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
     test = [
         q for q in load_questions(config.inputs, HELD_OUT_SPLIT, LANGUAGES) if not q.expected or set(q.expected) & known
     ]
-    calibration = [q for q in dev if for_calibration(q.question)]  # what fit_on_dev fits on
-    embedded = question_vectors([q.question for q in calibration + test], engine.encoder, config, context.log.info)
+    embedded = question_vectors([q.question for q in dev + test], engine.encoder, config, context.log.info)
     fitted_on = (
-        f"{FITTED_SPLIT} split, {len(dev)} questions ({len(calibration)} never trained on, fitted on), "
-        f"sha256 {digest_of(config.inputs, FITTED_SPLIT, LANGUAGES)}"
+        f"{FITTED_SPLIT} split, {len(dev)} questions, sha256 {digest_of(config.inputs, FITTED_SPLIT, LANGUAGES)}"
     )
     decision = fit_on_dev(engine, dev, fitted_on, embedded)
     engine.fusion = decision
