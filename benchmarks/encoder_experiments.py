@@ -312,7 +312,7 @@ def run(folder: Path, out: Path, budget: float, quick: bool, only: list[str]) ->
             if step % 250 == 0:
                 log(f"{recipe.name} step {step}/{steps}: loss {loss:.3f}")
 
-        network = fit(start, tokenizer, data, recipe, progress, device, teacher)  # type: ignore[arg-type]
+        network = fit(start, tokenizer, data, recipe, progress=progress, device=device, teacher=teacher)  # type: ignore[arg-type]
         seconds = time.perf_counter() - began
         per_step = seconds / recipe.steps
         return network, seconds

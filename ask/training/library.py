@@ -150,7 +150,7 @@ def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[st
         log(f"training step {step}/{steps}: loss {loss:.3f}, about {elapsed / step * (steps - step):.0f} s left")
 
     base = ModelFile.read(BASE_MODEL_PATH)
-    model = train(base, Tokenizer.of(base), data, recipe, progress, device)
+    model = train(base, Tokenizer.of(base), data, recipe, progress=progress, device=device)
     seconds = time.perf_counter() - started
     manifest = {
         "key": key,

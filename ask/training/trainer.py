@@ -28,7 +28,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch import Tensor
@@ -162,6 +162,7 @@ def fit(
     tokenizer: Tokenizer,
     data: TrainingSet,
     recipe: Recipe,
+    *,
     progress: Callable[[int, int, float], None] | None = None,
     device: str = "cpu",
     teacher: ModelFile | None = None,
@@ -201,13 +202,7 @@ def fit(
         torch.set_num_threads(threads)
 
 
-def train(
-    base: ModelFile,
-    tokenizer: Tokenizer,
-    data: TrainingSet,
-    recipe: Recipe,
-    progress: Callable[[int, int, float], None] | None = None,
-    device: str = "cpu",
-) -> ModelFile:
-    """``base`` fine-tuned on ``data`` with ``recipe`` (``fit``): a copy of the model file with the trained tensors."""
-    return export(fit(base, tokenizer, data, recipe, progress, device), base)
+def train(base: ModelFile, tokenizer: Tokenizer, data: TrainingSet, recipe: Recipe, **options: Any) -> ModelFile:
+    """``base`` fine-tuned on ``data`` with ``recipe`` (``fit``, with its ``options``): a copy of the model file
+    with the trained tensors."""
+    return export(fit(base, tokenizer, data, recipe, **options), base)

