@@ -44,7 +44,6 @@ sys.path.insert(0, str(ROOT))
 
 HOLDOUT_SHARE = 3  # one dev question in this many is held out
 EMBED_BATCH = 256
-WORD = "emb.word"
 
 
 def held_out(question: str) -> bool:
@@ -61,6 +60,7 @@ def bundle(folder: Path) -> None:
     from ask.model.file import ModelFile
     from ask.model.tokenizer import Tokenizer
     from ask.training.library import library_training_set
+    from ask.training.network import WORD_EMBEDDINGS
     from foundations.settings import load_settings
     from inputs.ask_inputs import FITTED_SPLIT, load_questions
     from warehouse.reference_data import LANGUAGES
@@ -83,8 +83,8 @@ def bundle(folder: Path) -> None:
         "tokens": np.concatenate(tokens).astype(np.int32),
         "lengths": np.asarray([len(ids) for ids in tokens], dtype=np.int32),
     }
-    word = base.tensors[WORD].reshape(-1, base.hidden)[used]  # the rows of the tokens used, renumbered
-    arrays |= packed({**base.tensors, WORD: word})
+    word = base.tensors[WORD_EMBEDDINGS].reshape(-1, base.hidden)[used]  # the rows of the tokens used, renumbered
+    arrays |= packed({**base.tensors, WORD_EMBEDDINGS: word})
     folder.mkdir(parents=True, exist_ok=True)
     np.savez(folder / "tensors.npz", **arrays)
     meta = {
@@ -199,7 +199,8 @@ def score(
 
     owners = [(entry, text) for entry, texts in data.entry_texts.items() for text in texts]
     entries = sorted(data.entry_texts)
-    owner_index = torch.tensor([entries.index(entry) for entry, _ in owners])
+    position = {entry: n for n, entry in enumerate(entries)}
+    owner_index = torch.tensor([position[entry] for entry, _ in owners])
     library = embed([text for _, text in owners])
     asked = embed([item["question"] for item in questions])
     cosines = asked @ library.T
@@ -271,16 +272,16 @@ def run(folder: Path, out: Path, budget: float, quick: bool, only: list[str]) ->
 
     from ask.training.network import E5Network
     from ask.training.recipes import FULL, LONG
-    from ask.training.trainer import fit
+    from ask.training.trainer import available_device, fit
 
     started = time.perf_counter()
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device, device_name = available_device()
     meta, base, tokenizer = load_bundle(folder)
     everything, partial = training_set_of(meta["everything"]), training_set_of(meta["partial"])
     holdout = meta["holdout"]
     out.mkdir(parents=True, exist_ok=True)
     results: dict[str, Any] = {
-        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "device": device_name,
         "torch": torch.__version__,
         "everything_digest": meta["everything_digest"],
         "holdout": len(holdout),

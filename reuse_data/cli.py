@@ -120,8 +120,7 @@ def command_ask_train(args: argparse.Namespace) -> int:
     from ask.model.store import ModelStore
     from ask.training.library import library_training_set, train_or_reuse
     from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, SPLITS, load_questions
-    from pipelines.assets.ask_decision import question_vectors
-    from pipelines.assets.ask_vectors import built_vectors
+    from pipelines.assets.ask_vectors import built_vectors, known_vectors
     from warehouse.reference_data import LANGUAGES
 
     settings = load_settings()
@@ -142,7 +141,7 @@ def command_ask_train(args: argparse.Namespace) -> int:
             ModelStore(settings.ask_models).model_file(trained.sha256, trained.delta), trained.model_id
         )
         questions = [q.question for split in SPLITS for q in load_questions(settings.inputs, split, LANGUAGES)]
-        vectors.update({text_key(q): v for q, v in question_vectors(questions, encoder, settings, _print).items()})
+        vectors.update(known_vectors({text_key(q): q for q in questions}, encoder, settings, _print)[0])
     if not trained_now:
         _print(
             f"this library was trained on before with the {recipe.name} recipe "

@@ -127,15 +127,12 @@ def staleness(model: TrainedModel, data: TrainingSet) -> str:
 def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[str], None]) -> TrainedModel:
     """Fine-tune the base encoder on ``data`` with ``recipe``: a trained model and its manifest."""
     try:
-        import torch
-
         from ask.model.file import BASE_MODEL_PATH, ModelFile
         from ask.model.tokenizer import Tokenizer
-        from ask.training.trainer import train
+        from ask.training.trainer import available_device, train
     except ImportError as error:
         raise RuntimeError(f"training the ask encoder needs PyTorch ({error}): {TRAINING_EXTRA}") from error
-    # A GPU where PyTorch sees one (the pinned PyTorch is a CPU build: installing a CUDA one is the operator's choice)
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    device, device_name = available_device()
     summary = data.summary()
     log(
         f"training the ask encoder ({recipe.name} recipe: {recipe.steps} steps of {recipe.pairs_per_step} pairs, "
@@ -160,7 +157,7 @@ def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[st
         "trained_on": summary,
         "entries": sorted(data.entry_texts),
         "seconds": round(seconds, 1),
-        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
+        "device": device_name,
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
     return TrainedModel.of(model.to_bytes(), manifest)

@@ -157,6 +157,14 @@ class Objective:
         return loss + self.recipe.regulariser * drift.pow(2).sum(dim=1).mean()
 
 
+def available_device() -> tuple[str, str]:
+    """Where ``fit`` runs best here, and its name for a manifest: a GPU where PyTorch sees one (the pinned
+    PyTorch is a CPU build: installing a CUDA one is the operator's choice), else the CPU."""
+    if torch.cuda.is_available():
+        return "cuda", torch.cuda.get_device_name()
+    return "cpu", "cpu"
+
+
 def fit(
     base: ModelFile,
     tokenizer: Tokenizer,
