@@ -29,6 +29,7 @@ from ask.entries import Entry, Match, library_entries
 from ask.lexical.index import AskIndex
 from ask.lexical.stored import load_index
 from ask.model.store import ModelStore
+from foundations.arrow_buffers import numbers_of
 from warehouse.contract import (
     ASK_DECISION_TABLE,
     ASK_ENCODER_TABLE,
@@ -177,7 +178,7 @@ def uncovered_of(connection: duckdb.DuckDBPyConnection, encoder: Encoder, schema
     models = set(table["model"].to_pylist())
     if models - {encoder.model_id}:
         raise VectorsError(f"the uncovered topics' vectors were made by {sorted(models)}, not {encoder.model_id}")
-    flat = table["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+    flat = numbers_of(table["vector"].combine_chunks().flatten())
     return flat.reshape(-1, DIMENSIONS).astype(np.float32)
 
 

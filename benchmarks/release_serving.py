@@ -11,18 +11,25 @@ home. Then each of two servers, one uvicorn worker each, serves that build:
   with its gzip copy), checked out in a git worktree and serving the same snapshot file laid
   out as it expects (``<version>.duckdb``).
 
+With ``--previous COMMIT``, a third server: the code as of that commit, over our home's own
+releases (the same snapshot files, as that code reads them), to measure a change beside the code
+before it.
+
 For each: the seconds from the process's start to its first 200 of ``products.json``; its
-resident memory then, and after each fixed document and a page were fetched once; then a new
+resident memory then, after each fixed document and a page were fetched once, and after
+``QUESTIONS`` distinct questions (the labelled questions of the inputs, each asked once: the
+encoder, its caches and the question log at work); then a new
 release is published (ours: the same marts published again, every file written, timed; the
 baseline: the same file copied under a new version) and, from the moment ``CURRENT`` switches, the
 seconds until the server answers from the new version, the peak growth of its memory
 meanwhile (sampled every ``SAMPLE_SECONDS``) and the slowest ``page.json`` it answered meanwhile.
 
-Targets (at 100,000 products): resident memory under 250 MB; no more than +50 MB while a
+Targets (at 10,000 and at 100,000 products): resident memory under 250 MB at start and after
+the questions; no more than +50 MB while a
 release is picked up; answering within 3 s of start; a new release served within 3 s of its
 publish.
 
-    python -m benchmarks.release_serving [--sizes 1M,10M] [--record]
+    python -m benchmarks.release_serving [--sizes 1M,10M] [--previous COMMIT] [--record]
 """
 
 from __future__ import annotations
@@ -34,6 +41,7 @@ import subprocess
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -41,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import results
+from benchmarks.ask_load import distinct_questions
 from benchmarks.pipeline_scale import (
     CLI,
     READINGS_PER_PRODUCT,
@@ -60,6 +69,7 @@ from tests.support.harness import free_port, home_environment, home_layout, proc
 BASELINE_COMMIT = "388730b"
 SAMPLE_SECONDS = 0.02
 PAGE = "/api/public/page.json?path=/guides/start-here"
+QUESTIONS = 1000  # distinct questions asked of each server before its memory is read again
 
 
 @dataclass
@@ -67,6 +77,7 @@ class Served:
     start_s: float
     rss_started_mb: float
     rss_warm_mb: float
+    rss_asked_mb: float
     publish_s: float
     pickup_s: float
     pickup_growth_mb: float
@@ -109,6 +120,9 @@ def measure(process: subprocess.Popen, start_s: float, port: int, publish: Calla
     for path in (*FIXED_DOCUMENTS, PAGE):
         fetch(port, path)
     rss_warm = process_tree_rss(process.pid)
+    for question in distinct_questions()[:QUESTIONS]:
+        fetch(port, "/api/public/ask.json?" + urllib.parse.urlencode({"q": question}))
+    rss_asked = process_tree_rss(process.pid)
     peak, stop = [rss_warm], threading.Event()
 
     def sample() -> None:
@@ -134,21 +148,23 @@ def measure(process: subprocess.Popen, start_s: float, port: int, publish: Calla
     finally:
         stop.set()
         sampler.join()
-    growth = (peak[0] - rss_warm) / mb
-    return Served(start_s, rss_started / mb, rss_warm / mb, switched - began, pickup, growth, slowest * 1000)
+    growth = (peak[0] - rss_asked) / mb
+    return Served(
+        start_s, rss_started / mb, rss_warm / mb, rss_asked / mb, switched - began, pickup, growth, slowest * 1000
+    )
 
 
-def baseline_checkout(work: Path) -> Path:
-    """A git worktree of ``BASELINE_COMMIT`` (made once)."""
-    tree = work / f"baseline-{BASELINE_COMMIT}"
+def checkout(work: Path, commit: str) -> Path:
+    """A git worktree of ``commit`` (made once)."""
+    tree = work / f"baseline-{commit}"
     if not (tree / "serve").exists():
         shutil.rmtree(tree, ignore_errors=True)
         subprocess.run(["git", "worktree", "prune"], cwd=PROJECT_ROOT, check=True)
-        subprocess.run(["git", "worktree", "add", "--detach", str(tree), BASELINE_COMMIT], cwd=PROJECT_ROOT, check=True)
+        subprocess.run(["git", "worktree", "add", "--detach", str(tree), commit], cwd=PROJECT_ROOT, check=True)
     return tree
 
 
-def run_size(folder: Path, readings: int) -> tuple[int, Served, Served]:
+def run_size(folder: Path, readings: int, previous: str | None) -> tuple[int, dict[str, Served]]:
     inputs = generated_inputs(folder, readings)
     home = folder / f"release-home-{size_label(readings)}"
     shutil.rmtree(home, ignore_errors=True)
@@ -161,8 +177,18 @@ def run_size(folder: Path, readings: int) -> tuple[int, Served, Served]:
     port = free_port()
     argv = [*CLI, "serve", "--port", str(port)]
     print("  ours …", flush=True)
+    republish = lambda: publish_release(store, layout.warehouse_path).version  # noqa: E731
     with server(argv, PROJECT_ROOT, env, port) as (process, start_s):
-        ours = measure(process, start_s, port, lambda: publish_release(store, layout.warehouse_path).version)
+        served = {"ours": measure(process, start_s, port, republish)}
+    if previous is not None:
+        port = free_port()
+        print(f"  previous ({previous}) …", flush=True)
+        tree = checkout(folder, previous)
+        with server([*CLI, "serve", "--port", str(port)], tree, {**env, "PYTHONPATH": str(tree)}, port) as (
+            process,
+            start_s,
+        ):
+            served[f"previous {previous}"] = measure(process, start_s, port, republish)
 
     old_home = folder / f"baseline-home-{size_label(readings)}"
     shutil.rmtree(old_home, ignore_errors=True)
@@ -176,17 +202,19 @@ def run_size(folder: Path, readings: int) -> tuple[int, Served, Served]:
         return version
 
     place(new_version(dt.datetime.now(dt.UTC)))
-    tree = baseline_checkout(folder)
+    tree = checkout(folder, BASELINE_COMMIT)
     old_env = {**home_environment(old_home), "PYTHONPATH": str(tree)}
     port = free_port()
     print(f"  baseline ({BASELINE_COMMIT}) …", flush=True)
     with server([*CLI, "serve", "--port", str(port)], tree, old_env, port) as (process, start_s):
-        baseline = measure(process, start_s, port, lambda: place(new_version(dt.datetime.now(dt.UTC))))
+        served[f"baseline {BASELINE_COMMIT}"] = measure(
+            process, start_s, port, lambda: place(new_version(dt.datetime.now(dt.UTC)))
+        )
     products = max(13, readings // READINGS_PER_PRODUCT)
-    return products, ours, baseline
+    return products, served
 
 
-def report(runs: list[tuple[int, int, Served, Served]]) -> str:
+def report(runs: list[tuple[int, int, dict[str, Served]]]) -> str:
     header = [
         "readings",
         "products",
@@ -194,14 +222,15 @@ def report(runs: list[tuple[int, int, Served, Served]]) -> str:
         "start (s)",
         "RSS started (MB)",
         "RSS warm (MB)",
+        f"RSS after {QUESTIONS:,} questions (MB)",
         "publish (s)",
         "pick-up (s)",
         "pick-up growth (MB)",
         "slowest page.json during pick-up (ms)",
     ]
     rows = []
-    for readings, products, ours, baseline in runs:
-        for name, served in (("ours", ours), (f"baseline {BASELINE_COMMIT}", baseline)):
+    for readings, products, servers in runs:
+        for name, served in servers.items():
             rows.append(
                 [
                     size_label(readings),
@@ -210,6 +239,7 @@ def report(runs: list[tuple[int, int, Served, Served]]) -> str:
                     f"{served.start_s:.2f}",
                     f"{served.rss_started_mb:.0f}",
                     f"{served.rss_warm_mb:.0f}",
+                    f"{served.rss_asked_mb:.0f}",
                     f"{served.publish_s:.1f}",
                     f"{served.pickup_s:.2f}",
                     f"{served.pickup_growth_mb:+.0f}",
@@ -226,15 +256,19 @@ def main(argv: list[str] | None = None) -> int:
         epilog="Sizes accept k and M suffixes: 1M readings is 10,000 products, 10M is 100,000.",
     )
     parser.add_argument("--sizes", default="1M,10M", help="bench readings per run (default 1M,10M)")
+    parser.add_argument(
+        "--previous", metavar="COMMIT", help="also serve our releases with the code as of COMMIT (a change's before)"
+    )
     add_record_option(parser)
     args = parser.parse_args(argv)
     folder = inputs_folder()
     runs = []
     for readings in parse_sizes(args.sizes):
-        products, ours, baseline = run_size(folder, readings)
-        runs.append((readings, products, ours, baseline))
+        products, served = run_size(folder, readings, args.previous)
+        runs.append((readings, products, served))
+    previous = f" --previous {args.previous}" if args.previous else ""
     body = (
-        f"Machine: {machine()}. Command: `python -m benchmarks.release_serving --sizes {args.sizes}`. "
+        f"Machine: {machine()}. Command: `python -m benchmarks.release_serving --sizes {args.sizes}{previous}`. "
         f"Baseline: the server as of {BASELINE_COMMIT}, on the same snapshot, in the same run.\n\n{report(runs)}\n"
     )
     results.report("Release serving", body, args.record)

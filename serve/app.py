@@ -24,7 +24,8 @@ from serve.api.problems import handle_http_exception
 from serve.api.routes_ask import QuestionDesk
 from serve.html import site
 from serve.http.cors import POST_METHODS, Preflight
-from serve.mcp_server.server import MCP_PATH, assistant_server, streamable_http_routes
+from serve.mcp_server import MCP_PATH
+from serve.mcp_server.endpoint import AssistantEndpoint
 from serve.operations import routes_health
 from serve.operations.access_log import AccessLog
 from serve.operations.metrics import ServiceMetrics
@@ -84,8 +85,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     access_log = AccessLog() if settings.access_log else None
     # ask.json's and the assistants' questions wait in one queue and are kept in one log.
     desk = QuestionDesk.opened(settings, metrics.refused)
-    assistants = assistant_server(holder, desk)
-    mcp_routes = streamable_http_routes(assistants)  # before the lifespan: it runs their session manager
+    assistants = AssistantEndpoint(holder, desk)  # the MCP SDK loads with the first request for it
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -102,9 +102,9 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
         # DuckDB and Arrow keep per thread then stays bounded however many clients stream.
         app.state.reader_pool = ThreadPoolExecutor(max_workers=READER_THREADS, thread_name_prefix="duckdb-reader")
         try:
-            async with assistants.session_manager.run():
-                yield
+            yield
         finally:
+            await assistants.close()
             watcher.cancel()
             if following is not None:
                 following.cancel()
@@ -116,7 +116,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
 
     routes = FixedPaths.ahead_of(
         [
-            *mcp_routes,
+            assistants.route(),
             *routes_health.routes,
             *routes_ask.routes,
             *routes_catalogue.routes,

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import duckdb
 
-from warehouse.raw_bench import RAW_SCHEMA
+from warehouse.catalog import RAW_SCHEMA
 
 ASKED_QUESTIONS_TABLE = "asked_questions"  # raw.asked_questions, and the mart of the same name
 # The fields of a record, each line one JSON object with them all, and their DuckDB types.

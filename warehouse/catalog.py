@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import duckdb
 
+RAW_SCHEMA = "raw"  # where the build loads its inputs as they came, before dbt reads them
+
 
 def table_names(connection: duckdb.DuckDBPyConnection, schema: str) -> list[str]:
     """The tables and views of ``schema``, by name."""

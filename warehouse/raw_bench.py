@@ -23,9 +23,8 @@ import polars as pl
 from foundations.file_digests import file_digests
 from foundations.input_problems import RowProblem
 from inputs.bench_sheets import SHEET_COLUMNS, SHEET_ROW_SCHEMA, SheetError, check_rows, sheet_file_rows
-from warehouse.catalog import column_names
+from warehouse.catalog import RAW_SCHEMA, column_names
 
-RAW_SCHEMA = "raw"
 BENCH_TABLE = "bench_readings"
 QUALIFIED_TABLE = f'{RAW_SCHEMA}."{BENCH_TABLE}"'
 READ_BATCH = 64  # sheets read in parallel, then appended together

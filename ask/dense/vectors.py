@@ -20,10 +20,9 @@ from collections.abc import Mapping
 
 import duckdb
 import numpy as np
-import pyarrow as pa
-import pyarrow.compute as pc
 
 from ask.dense.encoder import DIMENSIONS
+from foundations.arrow_buffers import numbers_of
 from warehouse.contract import ASK_VECTORS_TABLE, SNAPSHOT_SCHEMA
 
 CANDIDATES = 256
@@ -99,16 +98,12 @@ class EntryVectors:
                 f"with {model_id}"
             )
         table = connection.sql(f"SELECT entry_id, vector FROM {table_name}").to_arrow_table()
-        ids = list(entry_numbers)
-        numbers = pc.index_in(table["entry_id"], value_set=pa.array(ids, pa.string())).combine_chunks()
-        if numbers.null_count:
-            unknown = pc.filter(table["entry_id"], pc.is_null(numbers)).to_pylist()
-            raise VectorsError(
-                f"ask vectors of {len(set(unknown))} entries the snapshot does not hold, e.g. {min(unknown)}"
-            )
-        positions = np.array([entry_numbers[e] for e in ids], dtype=np.int32)
-        entry_of_text = positions[numbers.to_numpy(zero_copy_only=False)]
-        flat = table["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False)
+        entry_ids = table["entry_id"].to_pylist()
+        entry_of_text = np.asarray([entry_numbers.get(entry_id, -1) for entry_id in entry_ids], dtype=np.int32)
+        if (entry_of_text < 0).any():
+            unknown = {entry_id for entry_id in entry_ids if entry_id not in entry_numbers}
+            raise VectorsError(f"ask vectors of {len(unknown)} entries the snapshot does not hold, e.g. {min(unknown)}")
+        flat = numbers_of(table["vector"].combine_chunks().flatten())
         return cls(entry_of_text, flat.reshape(-1, DIMENSIONS), len(entry_numbers))
 
     @property

@@ -18,6 +18,7 @@ import pyarrow.compute as pc
 
 from ask.entries import Entry
 from ask.lexical.index import TUNED, AskIndex
+from foundations.arrow_buffers import flat_values
 from warehouse.contract import ASK_ENTRY_ORDER_TABLE, ASK_LEXICON_TABLE, ASK_NEIGHBOURS_TABLE, SNAPSHOT_SCHEMA
 
 
@@ -109,12 +110,12 @@ def load_index(entries: list[Entry], connection: duckdb.DuckDBPyConnection, sche
         f"SELECT term, idf, entries, weights, latin_en, latin_vi FROM {schema}.{ASK_LEXICON_TABLE}"
     ).to_arrow_table()
     terms = _column(lexicon, "term").to_pylist()
-    entry_lists, weight_lists = _column(lexicon, "entries"), _column(lexicon, "weights")
+    offsets, entry_numbers = flat_values(lexicon["entries"])
     postings = StoredPostings(
         terms,
-        entry_lists.offsets.to_numpy(),
-        entry_lists.values.to_numpy(zero_copy_only=False).astype(np.int32, copy=False),
-        weight_lists.values.to_numpy(zero_copy_only=False).astype(np.float32, copy=False),
+        offsets,
+        entry_numbers.astype(np.int32, copy=False),
+        flat_values(lexicon["weights"])[1].astype(np.float32, copy=False),
     )
     idf = dict(zip(terms, _column(lexicon, "idf").to_pylist(), strict=True))
     latin = {

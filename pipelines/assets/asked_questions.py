@@ -23,8 +23,8 @@ from warehouse.asked_questions import (
     report_csv,
     report_markdown,
 )
+from warehouse.catalog import RAW_SCHEMA
 from warehouse.contract import MARTS_SCHEMA
-from warehouse.raw_bench import RAW_SCHEMA
 
 REPORT_DAYS = 7
 REPORT_ROWS = 50

@@ -10,9 +10,9 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from foundations.content_keys import KeyFile
 from foundations.settings import Settings
-from pipelines.assets.ingest import RAW_SCHEMA
 from pipelines.project import project_key
 from pipelines.resources import SettingsResource, WarehouseResource
+from warehouse.catalog import RAW_SCHEMA
 from warehouse.reference_data import dbt_vars
 
 

@@ -22,8 +22,8 @@ from inputs.editorial_export import (
 )
 from intake.store import IntakeStore
 from pipelines.resources import InputsResource, SettingsResource, WarehouseResource
-from warehouse.catalog import column_names
-from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA, SheetSource, folder_sources, load_bench_sheets
+from warehouse.catalog import RAW_SCHEMA, column_names
+from warehouse.raw_bench import BENCH_TABLE, SheetSource, folder_sources, load_bench_sheets
 
 
 def write_raw_table(warehouse: WarehouseResource, table: str, frame: pl.DataFrame) -> int:

@@ -10,9 +10,9 @@ from pipelines.resources import SettingsResource, WarehouseResource
 from publish.new_release import publish_release
 from release.object_store import ReleaseStore
 from warehouse.asked_questions import ASKED_QUESTIONS_TABLE
-from warehouse.catalog import table_names
+from warehouse.catalog import RAW_SCHEMA, table_names
 from warehouse.contract import ASK_TABLES, MARTS_SCHEMA
-from warehouse.raw_bench import QUALIFIED_TABLE, RAW_SCHEMA
+from warehouse.raw_bench import QUALIFIED_TABLE
 
 RAW_FINGERPRINT_SQL = f"SELECT DISTINCT _source_file, _source_sha256 FROM {RAW_SCHEMA}.{{table}} ORDER BY ALL"
 

@@ -28,6 +28,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from foundations.arrow_buffers import string_column_bytes
 from foundations.media_types import CSV, NDJSON, with_charset
 from public.openapi import BENCH_COLUMNS, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT
 from release.snapshot import Snapshot
@@ -74,18 +75,6 @@ class Page:
 
 def _last_position(page: pa.Table) -> int | None:
     return page.column("stream_position")[-1].as_py() if page.num_rows else None
-
-
-def string_column_bytes(column: pa.ChunkedArray) -> bytes:
-    """The values of a string column end to end, copied once out of Arrow's buffer."""
-    array = column.combine_chunks()
-    if not (pa.types.is_string(array.type) or pa.types.is_large_string(array.type)):
-        array = array.cast(pa.large_string())
-    if len(array) == 0:
-        return b""
-    offsets = memoryview(array.buffers()[1]).cast("q" if pa.types.is_large_string(array.type) else "i")
-    start, end = offsets[array.offset], offsets[array.offset + len(array)]
-    return array.buffers()[2].slice(start, end - start).to_pybytes()
 
 
 def read_jsonl_page(snapshot: Snapshot, query: dict[str, Any], first: bool) -> Page:

@@ -19,7 +19,8 @@ from mcp.server.transport_security import TransportSecuritySettings
 from mcp.types import ToolAnnotations
 from pydantic import Field
 from starlette.concurrency import run_in_threadpool
-from starlette.routing import BaseRoute, Route
+from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from ask.model.store import ModelStore
 from foundations.problem_details import ProblemError
@@ -34,14 +35,11 @@ from public.openapi import (
 )
 from release.snapshot import SnapshotHolder
 from serve.api.routes_ask import QuestionDesk, prepare_ask
-from serve.http.cors import WithCorsHeaders
-from serve.mcp_server import answers
+from serve.mcp_server import MCP_PATH, answers
 from serve.mcp_server.results import AskResult, BenchResult, ChangesResult, DatasetResult, PageResult, ProductsResult
 from warehouse.reference_data import LANGUAGES
 
-MCP_PATH = "/mcp"  # beside the API on the same server and port (docs/decisions.md)
 # Headers of the MCP answers a browser's script must read (the protocol's session and version).
-MCP_HEADERS = ("Mcp-Session-Id", "Mcp-Protocol-Version")
 CITE = (
     " Every result carries `cite`, the URL to cite, and `attribution`, the exact string to print: "
     "the licence (CC BY 4.0) asks for both with anything quoted."
@@ -173,9 +171,10 @@ def assistant_server(holder: SnapshotHolder, desk: QuestionDesk) -> MCPServer:
     return server
 
 
-def streamable_http_routes(server: MCPServer) -> list[BaseRoute]:
-    """The Streamable HTTP endpoint at ``MCP_PATH``, to mount beside the API's routes; its session
-    manager must run in the app's lifespan (``server.session_manager.run()``).
+def streamable_http_endpoint(server: MCPServer) -> ASGIApp:
+    """The SDK's Streamable HTTP endpoint for ``server``, to serve at ``MCP_PATH``
+    (``serve.mcp_server.endpoint``); its session manager must run while it serves
+    (``server.session_manager.run()``).
 
     Stateless, with JSON responses: any worker or replica answers any call, as any answers a GET.
     The data is public and the endpoint is meant for a public address, so requests are not held
@@ -191,7 +190,7 @@ def streamable_http_routes(server: MCPServer) -> list[BaseRoute]:
     endpoint = app.routes[0] if len(app.routes) == 1 else None  # its transport; no authorisation routes
     if not isinstance(endpoint, Route) or endpoint.path != MCP_PATH:
         raise RuntimeError(f"the mcp SDK's Streamable HTTP app has routes {app.routes}, not one at {MCP_PATH}")
-    return [Route(MCP_PATH, WithCorsHeaders(endpoint.endpoint, expose=MCP_HEADERS), name=endpoint.name)]
+    return endpoint.endpoint
 
 
 async def serve_stdio(settings: Settings) -> None:

@@ -30,7 +30,7 @@ from release.folder import RELEASES_PREFIX
 from serve.api import routes_catalogue
 from serve.app import create_app
 from serve.html import site
-from serve.mcp_server.server import MCP_PATH
+from serve.mcp_server import MCP_PATH
 from serve.operations import routes_health
 from tests.api.conftest import BASE_URL
 from tests.conftest import PROJECT_ROOT

@@ -293,3 +293,25 @@ def test_a_page_in_a_browser_calls_the_tools_from_another_origin(api: Server, br
     assert "POST" in api.send("OPTIONS", "/mcp", headers=preflight).headers["access-control-allow-methods"]
     api_methods = api.send("OPTIONS", "/api/public/products.json", headers=preflight).headers
     assert api_methods["access-control-allow-methods"] == "GET, HEAD, OPTIONS"
+
+
+def loaded_libraries(server: Server) -> str:
+    """The shared objects the server's process has mapped (each compiled module it imported)."""
+    return Path(f"/proc/{server.process.pid}/maps").read_text()
+
+
+def test_a_server_loads_the_sdk_with_the_first_assistant_and_never_pandas_or_polars(demo_home: Path, tmp_path: Path):
+    """Serving needs neither pandas nor polars (90 and 24 MB resident), and a server that no
+    assistant calls never holds the MCP SDK (34 MB, pydantic's compiled core among it)."""
+    with serving(copy_home(demo_home, tmp_path / "home")) as server:
+        assert server.get("/api/public/ask.json?q=" + quote(QUESTION)).status == 200
+        assert server.get("/api/public/bench.csv?limit=5").status == 200
+        before = loaded_libraries(server)
+        for library in ("pandas/_libs", "polars", "pydantic_core"):
+            assert library not in before, f"{library} is loaded before any assistant called"
+
+        tools = in_session(http(server), lambda client: client.list_tools())
+        assert {tool.name for tool in tools.tools} >= {"ask", "products", "bench"}
+        after = loaded_libraries(server)
+        assert "pydantic_core" in after
+        assert "pandas/_libs" not in after and "polars" not in after
