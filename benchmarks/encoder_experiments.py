@@ -297,7 +297,7 @@ def run(folder: Path, out: Path, budget: float, quick: bool, only: list[str]) ->
     def scored(name: str, network: Any, recipe: Any | None, seconds: float, **extra: Any) -> float:
         with torch.device(device):
             figures = score(network, tokenizer, partial, holdout, 16 if quick else 512)
-        figures |= {"recipe": dataclasses.asdict(recipe) if recipe else None, "seconds": round(seconds, 1), **extra}
+        figures |= {"recipe": recipe.values() if recipe else None, "seconds": round(seconds, 1), **extra}
         results["variants"][name] = figures
         save()
         log(f"{name}: top-1 {figures['top1'].get('all')} AUC {figures['auc']} ({seconds:.0f} s) {figures['top1']}")
@@ -367,7 +367,7 @@ def run(folder: Path, out: Path, budget: float, quick: bool, only: list[str]) ->
 
     log(f"best on the held-out third: {name}; training it on the whole set, as a build would")
     network, seconds = trained(everything, recipe, base)
-    recipe_json = json.dumps(dataclasses.asdict(recipe))
+    recipe_json = json.dumps(recipe.values())
     np.savez(out / "encoder.npz", **packed(network.file_tensors()), recipe=recipe_json)
     results["encoder_seconds"] = round(seconds, 1)
     save()
@@ -407,7 +407,7 @@ def keep(tensors_file: Path, recipe_name: str) -> None:
     with np.load(tensors_file) as arrays:
         held = {key: arrays[key] for key in arrays.files}
     trained_recipe = json.loads(str(held["recipe"]))
-    if {**trained_recipe, "name": recipe.name} != {**dataclasses.asdict(recipe), "name": recipe.name}:
+    if {**trained_recipe, "name": recipe.name} != {**recipe.values(), "name": recipe.name}:
         raise SystemExit(f"error: {tensors_file} was trained with {trained_recipe}, not the {recipe_name} recipe")
     base = ModelFile.read()
     tensors = {**base.tensors, **unpacked(held)}

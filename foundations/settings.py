@@ -15,9 +15,10 @@ DEFAULT_EMBEDDING_CACHE = PROJECT_ROOT / ".cache" / "ask-vectors.sqlite3"
 DEFAULT_BUILD_WAIT_SECONDS = 30 * 60
 DEFAULT_ASK_MODELS = PROJECT_ROOT / ".cache" / "ask-models"
 # How a build trains the ask encoder when no model was trained on its library yet: ``full``, the
-# recipe a real library needs (minutes); ``short``, a few small steps (the machinery, for CI);
-# ``off``, never (the build uses the publisher's latest model and says how stale it is).
-ASK_TRAINING_CHOICES = ("full", "long", "short", "off")  # the recipes of ask.training.recipes, and off
+# recipe a real library needs (minutes); ``long``, twelve times its pairs; ``short``, a few small
+# steps (the machinery, for CI); each with ``-6``, distilled into six layers; ``off``, never (the
+# build uses the publisher's latest model and says how stale it is).
+ASK_TRAINING_CHOICES = ("full", "long", "short", "full-6", "long-6", "short-6", "off")  # ask.training.recipes, off
 DEFAULT_QUESTION_RETENTION_DAYS = 90
 DEFAULT_DUCKDB_MEMORY_LIMIT = "3GB"
 _MEMORY_LIMIT = re.compile(r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)

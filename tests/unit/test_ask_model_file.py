@@ -15,6 +15,8 @@ from ask.model.file import (
     ModelFile,
     ModelFileError,
     dequantise_q4_0,
+    first_layers,
+    layer_count,
     quantise_q4_0,
 )
 from tests.support.ask_models import tiny_model
@@ -171,3 +173,33 @@ def test_a_delta_refuses_another_base_and_damage(base_and_trained):
         apply_model_delta(base, forged)
     with pytest.raises(ModelDeltaError, match="layout"):
         model_delta(base, trained[:-1])
+
+
+def test_the_base_cut_to_its_first_layers_is_the_file_of_those_layers():
+    """``first_layers`` copies the stored bytes; writing the smaller model anew gives the same file."""
+    whole = BASE_MODEL_PATH.read_bytes()
+    cut = first_layers(whole, 2)
+    assert cut == ModelFile.from_bytes(whole).with_layers([0, 1]).to_bytes()
+    assert layer_count(cut) == 2
+    with pytest.raises(ModelFileError, match="no first 13"):
+        first_layers(whole, 13)
+
+
+def test_a_network_of_fewer_layers_travels_as_a_delta_of_the_second_form():
+    """Six layers distilled from the twelve: a shorter file, whose delta is made against the base cut
+    to six layers (the word embeddings and tokenizer then cancel out) and applies back bit for bit."""
+    base = BASE_MODEL_PATH.read_bytes()
+    student = ModelFile.from_bytes(base).with_layers(list(range(0, 12, 2)))
+    rng = np.random.default_rng(5)
+    student.tensors["l2.q.b"] = student.tensors["l2.q.b"] + rng.normal(0, 0.01, student.hidden).astype(np.float32)
+    trained = student.to_bytes()
+    delta = model_delta(base, trained)
+    assert delta.startswith(b"E5DELTA2")
+    assert len(delta) < 8_000_000  # the six layers' change (alternate layers against the first six), not 40 MB
+    assert apply_model_delta(base, delta) == trained
+    with pytest.raises(ModelDeltaError, match="another base"):
+        apply_model_delta(b"\x01" + base[1:], delta)
+    damaged = bytearray(delta)
+    damaged[len(delta) // 2] ^= 0x10
+    with pytest.raises(ModelDeltaError, match="damaged"):
+        apply_model_delta(base, bytes(damaged))
