@@ -29,7 +29,7 @@ the questions; no more than +50 MB while a
 release is picked up; answering within 3 s of start; a new release served within 3 s of its
 publish.
 
-    python -m benchmarks.release_serving [--sizes 1M,10M] [--previous COMMIT] [--record]
+    python -m benchmarks.release_serving [--sizes 1M,10M] [--previous COMMIT] [--no-baseline] [--record]
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def checkout(work: Path, commit: str) -> Path:
     return tree
 
 
-def run_size(folder: Path, readings: int, previous: str | None) -> tuple[int, dict[str, Served]]:
+def run_size(folder: Path, readings: int, previous: str | None, baseline: bool) -> tuple[int, dict[str, Served]]:
     inputs = generated_inputs(folder, readings)
     home = folder / f"release-home-{size_label(readings)}"
     shutil.rmtree(home, ignore_errors=True)
@@ -190,26 +190,27 @@ def run_size(folder: Path, readings: int, previous: str | None) -> tuple[int, di
         ):
             served[f"previous {previous}"] = measure(process, start_s, port, republish)
 
-    old_home = folder / f"baseline-home-{size_label(readings)}"
-    shutil.rmtree(old_home, ignore_errors=True)
-    old_store = old_home / "snapshots"
-    old_store.mkdir(parents=True)
-    source = snapshot_path(store, current_version(store))
+    if baseline:
+        old_home = folder / f"baseline-home-{size_label(readings)}"
+        shutil.rmtree(old_home, ignore_errors=True)
+        old_store = old_home / "snapshots"
+        old_store.mkdir(parents=True)
+        source = snapshot_path(store, current_version(store))
 
-    def place(version: str) -> str:
-        shutil.copyfile(source, old_store / f"{version}.duckdb")
-        (old_store / "CURRENT").write_text(version + "\n")
-        return version
+        def place(version: str) -> str:
+            shutil.copyfile(source, old_store / f"{version}.duckdb")
+            (old_store / "CURRENT").write_text(version + "\n")
+            return version
 
-    place(new_version(dt.datetime.now(dt.UTC)))
-    tree = checkout(folder, BASELINE_COMMIT)
-    old_env = {**home_environment(old_home), "PYTHONPATH": str(tree)}
-    port = free_port()
-    print(f"  baseline ({BASELINE_COMMIT}) …", flush=True)
-    with server([*CLI, "serve", "--port", str(port)], tree, old_env, port) as (process, start_s):
-        served[f"baseline {BASELINE_COMMIT}"] = measure(
-            process, start_s, port, lambda: place(new_version(dt.datetime.now(dt.UTC)))
-        )
+        place(new_version(dt.datetime.now(dt.UTC)))
+        tree = checkout(folder, BASELINE_COMMIT)
+        old_env = {**home_environment(old_home), "PYTHONPATH": str(tree)}
+        port = free_port()
+        print(f"  baseline ({BASELINE_COMMIT}) …", flush=True)
+        with server([*CLI, "serve", "--port", str(port)], tree, old_env, port) as (process, start_s):
+            served[f"baseline {BASELINE_COMMIT}"] = measure(
+                process, start_s, port, lambda: place(new_version(dt.datetime.now(dt.UTC)))
+            )
     products = max(13, readings // READINGS_PER_PRODUCT)
     return products, served
 
@@ -259,17 +260,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--previous", metavar="COMMIT", help="also serve our releases with the code as of COMMIT (a change's before)"
     )
+    parser.add_argument("--no-baseline", action="store_true", help=f"leave out the server as of {BASELINE_COMMIT}")
     add_record_option(parser)
     args = parser.parse_args(argv)
     folder = inputs_folder()
     runs = []
     for readings in parse_sizes(args.sizes):
-        products, served = run_size(folder, readings, args.previous)
+        products, served = run_size(folder, readings, args.previous, not args.no_baseline)
         runs.append((readings, products, served))
     previous = f" --previous {args.previous}" if args.previous else ""
+    previous += " --no-baseline" if args.no_baseline else ""
     body = (
         f"Machine: {machine()}. Command: `python -m benchmarks.release_serving --sizes {args.sizes}{previous}`. "
-        f"Baseline: the server as of {BASELINE_COMMIT}, on the same snapshot, in the same run.\n\n{report(runs)}\n"
+        f"Baseline: the server as of {BASELINE_COMMIT}, on the same snapshot, in the same run, unless left out.\n\n"
+        f"{report(runs)}\n"
     )
     results.report("Release serving", body, args.record)
     return 0
