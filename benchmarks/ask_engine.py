@@ -139,9 +139,9 @@ def synthetic_snapshot(path: Path, snapshot: Snapshot, engine: AskEngine, size: 
     recommendations, answers, copied = synthetic_tables(snapshot.tables, size)
     lexical = AskIndex.from_tables(recommendations, answers, snapshot.tables["categories"])
     vectors = engine.vectors
-    ends = np.append(vectors.starts[1:], len(vectors.texts))
-    rows = np.concatenate([np.arange(vectors.starts[o], ends[o]) for o in copied])
-    owners = np.concatenate([np.full(ends[o] - vectors.starts[o], n) for n, o in enumerate(copied)])
+    starts, ends = vectors.starts, vectors.ends
+    rows = np.concatenate([np.arange(starts[o], ends[o]) for o in copied])
+    owners = np.concatenate([np.full(ends[o] - starts[o], n) for n, o in enumerate(copied)])
     ids = [entry.id for entry in lexical.entries]
     texts = vectors.texts[rows].astype(np.float32)
     tables = {

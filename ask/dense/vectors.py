@@ -59,6 +59,7 @@ class EntryVectors:
         if len(present) != entries:
             raise VectorsError(f"{entries - len(present)} of {entries} ask entries have no vector")
         self.starts = np.searchsorted(entry_of_text, np.arange(entries)).astype(np.int64)
+        self.ends = np.append(self.starts[1:], len(texts))
         self.entry_of_text = entry_of_text
         self.texts = texts
         self.scales = scales
@@ -72,7 +73,7 @@ class EntryVectors:
     def _centroids(self, entries_at_once: int = 2048) -> np.ndarray:
         """Each entry's mean text vector, normalised; summed in float32 a block of entries at a time."""
         entries = len(self.starts)
-        ends = np.append(self.starts[1:], len(self.texts))
+        ends = self.ends
         sums = np.empty((entries, self.texts.shape[1]), np.float32)
         for first in range(0, entries, entries_at_once):
             last = min(first + entries_at_once, entries)
@@ -109,7 +110,8 @@ class EntryVectors:
     @property
     def nbytes(self) -> int:
         scales = self.scales.nbytes if self.scales is not None else 0
-        return self.texts.nbytes + scales + self.centroids.nbytes + self.entry_of_text.nbytes + self.starts.nbytes
+        indexes = self.entry_of_text.nbytes + self.starts.nbytes + self.ends.nbytes
+        return self.texts.nbytes + scales + self.centroids.nbytes + indexes
 
     def similarities(self, question: np.ndarray, also: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
         """(best cosine per entry over its texts, centroid cosine per entry).
@@ -126,8 +128,9 @@ class EntryVectors:
         chosen = np.union1d(chosen, also if also is not None else []).astype(
             np.int64
         )  # sorted, so each entry's rows ascend
-        ends = np.append(self.starts[1:], len(self.texts))
-        rows = np.concatenate([np.arange(self.starts[e], ends[e]) for e in chosen])
+        # The chosen entries' rows, ascending (each entry's are consecutive): one arange, shifted per entry.
+        lengths = self.ends[chosen] - self.starts[chosen]
+        rows = np.repeat(self.starts[chosen] - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
         sims = (self.texts[rows].astype(np.float32) @ question) * self.scales[rows]
         best = centroid.copy()
         best[chosen] = np.maximum.reduceat(sims, np.searchsorted(rows, self.starts[chosen]))
