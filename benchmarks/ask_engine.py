@@ -394,8 +394,8 @@ def main() -> None:
         by_language = {name: score(outcomes) for name, outcomes in on_test.items()}
         by_kind = {name: score_by_kind(outcomes) for name, outcomes in on_test.items()}
         sections += [
-            f"**Test split of the {labelled_set}** (never fitted on): the published engine, the previous one, "
-            "the lexical engine alone, by language",
+            f"**Test split of the {labelled_set}** (never fitted on): the published engine, the 6-layer one, the "
+            "previous one, the lexical engine alone, by language",
             quality_table(by_language),
             "and by kind:",
             quality_table(by_kind, "kind"),
