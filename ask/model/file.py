@@ -29,7 +29,7 @@ import os
 import re
 import struct
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TypeVar
@@ -155,20 +155,10 @@ class ModelFile:
             version=version,
         )
         if weights:
-            (count,) = struct.unpack_from("<i", view, offset)
-            offset += 4
-            for _ in range(count):
-                (name_length,) = struct.unpack_from("<H", view, offset)
-                name = bytes(view[offset + 2 : offset + 2 + name_length]).decode()
-                offset += 2 + name_length
-                dtype, values, start, length = _DIRECTORY_ENTRY.unpack_from(view, offset)
-                offset += _DIRECTORY_ENTRY.size
-                if start + length > len(view):
-                    raise ModelFileError(f"tensor {name} ends past the end of the file")
+            for name, dtype, values, stored in _directory(view, offset):
                 shape = model.shape_of(name, values)
                 if math.prod(shape) != values:
                     raise ModelFileError(f"tensor {name} holds {values} values, the network uses {shape}")
-                stored = view[start : start + length]
                 if dtype == Q4_0:
                     model.tensors[name] = dequantise_q4_0(stored, shape)
                 elif dtype == F32:
@@ -315,19 +305,27 @@ def first_layers(data: bytes, layers: int) -> bytes:
     fields[3] = layers
     _, offset = _read_tokenizer(view, _HEADER.size)
     tokenizer = bytes(view[_HEADER.size : offset])
+    stored = [
+        (name, dtype, values, payload)
+        for name, dtype, values, payload in _directory(view, offset)
+        if (layer := _LAYER_TENSOR.fullmatch(name)) is None or int(layer[1]) < layers
+    ]
+    return _assembled(_HEADER.pack(*fields), tokenizer, stored)
+
+
+def _directory(view: memoryview, offset: int) -> Iterator[tuple[str, int, int, memoryview]]:
+    """The tensors of the directory at ``offset``, in file order: (name, dtype, values, stored bytes)."""
     (count,) = struct.unpack_from("<i", view, offset)
     offset += 4
-    stored = []
     for _ in range(count):
         (name_length,) = struct.unpack_from("<H", view, offset)
         name = bytes(view[offset + 2 : offset + 2 + name_length]).decode()
         offset += 2 + name_length
         dtype, values, start, length = _DIRECTORY_ENTRY.unpack_from(view, offset)
         offset += _DIRECTORY_ENTRY.size
-        layer = _LAYER_TENSOR.fullmatch(name)
-        if layer is None or int(layer[1]) < layers:
-            stored.append((name, dtype, values, view[start : start + length]))
-    return _assembled(_HEADER.pack(*fields), tokenizer, stored)
+        if start + length > len(view):
+            raise ModelFileError(f"tensor {name} ends past the end of the file")
+        yield name, dtype, values, view[start : start + length]
 
 
 def _assembled(header: bytes, tokenizer: bytes, stored: Sequence[tuple[str, int, int, bytes | memoryview]]) -> bytes:
