@@ -68,10 +68,8 @@ def apply_model_delta(base: bytes, delta: bytes) -> bytes:
             reference = first_layers(base, layers)
         except ModelFileError as error:
             raise ModelDeltaError(f"the delta is damaged: {error}") from error
-    if len(reference) != length:
-        raise ModelDeltaError(
-            f"this delta was made against another base model (sha256 {base_sha256.hex()[:16]}…, {length} bytes)"
-        )
+    if len(reference) != length:  # the base is the one it names, so its header is what is wrong
+        raise ModelDeltaError(f"the delta is damaged: it makes a file of {length} bytes from one of {len(reference)}")
     try:
         difference = lzma.decompress(delta[body:], format=lzma.FORMAT_XZ)
     except lzma.LZMAError as error:
