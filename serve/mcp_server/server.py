@@ -39,7 +39,6 @@ from serve.mcp_server import MCP_PATH, answers
 from serve.mcp_server.results import AskResult, BenchResult, ChangesResult, DatasetResult, PageResult, ProductsResult
 from warehouse.reference_data import LANGUAGES
 
-# Headers of the MCP answers a browser's script must read (the protocol's session and version).
 CITE = (
     " Every result carries `cite`, the URL to cite, and `attribution`, the exact string to print: "
     "the licence (CC BY 4.0) asks for both with anything quoted."
