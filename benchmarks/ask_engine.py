@@ -368,7 +368,8 @@ def main() -> None:
     texts = library_texts(settings.warehouse_path)
     print(f"snapshot {version}: {len(test)} test and {len(dev)} dev questions", file=sys.stderr)
     previous = fitted(engine_with(Encoder.shared(), published, texts, cache), dev)
-    six, student = trained_encoder(library_training_set_of(settings), models, FULL_6)
+    data = library_training_set_of(settings)
+    six, student = trained_encoder(data, models, FULL_6)
     engines = {
         "published": published,
         "6 layers": fitted(engine_with(six, published, texts, cache), dev),
@@ -413,7 +414,6 @@ def main() -> None:
             quality_table(on_dev),
         ]
     if args.curve:
-        data = library_training_set_of(settings)
         sections += [
             "**Learning curve**: the full recipe on growing training sets, each with its decision fitted on dev; "
             "the test split's figures.",
