@@ -154,6 +154,14 @@ def measure(process: subprocess.Popen, start_s: float, port: int, publish: Calla
     )
 
 
+def measured(label: str, cwd: Path, env: dict[str, str], publish: Callable[[], str]) -> Served:
+    """`reuse-data serve` run from ``cwd`` (the code it serves with) on a free port, measured."""
+    port = free_port()
+    print(f"  {label} …", flush=True)
+    with server([*CLI, "serve", "--port", str(port)], cwd, env, port) as (process, start_s):
+        return measure(process, start_s, port, publish)
+
+
 def checkout(work: Path, commit: str) -> Path:
     """A git worktree of ``commit`` (made once)."""
     tree = work / f"baseline-{commit}"
@@ -174,21 +182,13 @@ def run_size(folder: Path, readings: int, previous: str | None, baseline: bool) 
     layout = home_layout(home)
     store = layout.snapshots_dir
 
-    port = free_port()
-    argv = [*CLI, "serve", "--port", str(port)]
-    print("  ours …", flush=True)
     republish = lambda: publish_release(store, layout.warehouse_path).version  # noqa: E731
-    with server(argv, PROJECT_ROOT, env, port) as (process, start_s):
-        served = {"ours": measure(process, start_s, port, republish)}
+    served = {"ours": measured("ours", PROJECT_ROOT, env, republish)}
     if previous is not None:
-        port = free_port()
-        print(f"  previous ({previous}) …", flush=True)
         tree = checkout(folder, previous)
-        with server([*CLI, "serve", "--port", str(port)], tree, {**env, "PYTHONPATH": str(tree)}, port) as (
-            process,
-            start_s,
-        ):
-            served[f"previous {previous}"] = measure(process, start_s, port, republish)
+        served[f"previous {previous}"] = measured(
+            f"previous ({previous})", tree, {**env, "PYTHONPATH": str(tree)}, republish
+        )
 
     if baseline:
         old_home = folder / f"baseline-home-{size_label(readings)}"
@@ -205,12 +205,9 @@ def run_size(folder: Path, readings: int, previous: str | None, baseline: bool) 
         place(new_version(dt.datetime.now(dt.UTC)))
         tree = checkout(folder, BASELINE_COMMIT)
         old_env = {**home_environment(old_home), "PYTHONPATH": str(tree)}
-        port = free_port()
-        print(f"  baseline ({BASELINE_COMMIT}) …", flush=True)
-        with server([*CLI, "serve", "--port", str(port)], tree, old_env, port) as (process, start_s):
-            served[f"baseline {BASELINE_COMMIT}"] = measure(
-                process, start_s, port, lambda: place(new_version(dt.datetime.now(dt.UTC)))
-            )
+        served[f"baseline {BASELINE_COMMIT}"] = measured(
+            f"baseline ({BASELINE_COMMIT})", tree, old_env, lambda: place(new_version(dt.datetime.now(dt.UTC)))
+        )
     products = max(13, readings // READINGS_PER_PRODUCT)
     return products, served
 
