@@ -15,7 +15,7 @@ from release.codecs import compress_copies
 from release.folder import DOWNLOADS_DIR, RELEASES_PREFIX
 from release.local_store import sql_string
 from release.snapshot import Snapshot
-from warehouse.contract import STORED_ORDER
+from warehouse.contract import STORED_ORDER, TABLE_ORDER
 
 # Every distributed table goes as Parquet; these also as text, for spreadsheets and line tools.
 # (Not the per-sample readings: at 10M readings their CSV is 2.8 GB to the Parquet's 0.3 GB.)
@@ -44,8 +44,8 @@ def write_distributions(
         tables[table] = table_descriptions.describe_table(
             snapshot.connection, table, select, snapshot.dictionary[table]
         )
-        if table in STORED_ORDER:
-            select += f" ORDER BY {STORED_ORDER[table]}"
+        if order := STORED_ORDER.get(table) or TABLE_ORDER.get(table):  # the same bytes however the rows lie
+            select += f" ORDER BY {order}"
         for extension in ("parquet", *TEXT_FORMATS.get(table, ())):
             path = f"{DOWNLOADS_DIR}/{table}.{extension}"
 

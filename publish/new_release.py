@@ -72,7 +72,7 @@ def publish_release(
     marts = BuildMarts.read(build_warehouse)
     previous = previous_release(store)
     with staged_release(store, version) as staging:
-        kept = write_snapshot(
+        written = write_snapshot(
             staging / SNAPSHOT_FILE, build_warehouse, marts, previous, [version, published_at, inputs_fingerprint]
         )
         made_from = write_files(staging, staging / SNAPSHOT_FILE, previous)
@@ -87,4 +87,6 @@ def publish_release(
             raise
     point_current(store, version)
     prune(store, keep)
-    return dataclasses.replace(describe(store, version), kept_tables=kept, shared_files=shared)
+    return dataclasses.replace(
+        describe(store, version), kept_tables=written.kept, patched_tables=written.patched, shared_files=shared
+    )

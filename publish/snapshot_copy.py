@@ -3,9 +3,11 @@
 A publish costs what changed since the release being served. Each published table is keyed by
 what it is made from (``table_key``: the statement that copies it, its columns, and what the mart
 holds: a table's rows as DuckDB hashes them, a view's query and what it reads,
-``RelationContents``), recorded in the snapshot. When the tables kept unchanged hold most of that
-release's snapshot, the new one starts as a copy of it and only the changed tables are written
-again (``write_snapshot``).
+``RelationContents``), recorded in the snapshot. When the tables the new snapshot can take from
+the release's hold most of that snapshot, the new one starts as a copy of it (``write_snapshot``):
+an unchanged table is kept as it is, a changed large table is patched by row (``patch_table``:
+only the groups of rows that differ, a product's readings or a page, are deleted and inserted
+again), and every other table is written again.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from release.manifest import PublishedRelease
 from warehouse.contract import (
     ASK_TABLES,
     MARTS_SCHEMA,
+    PATCHED_BY,
     PUBLISH_CHECKS,
     PUBLISHED_MARTS_SQL,
     SNAPSHOT_INFO_TABLE,
@@ -31,9 +34,12 @@ from warehouse.contract import (
 )
 from warehouse.relation_keys import RelationContents, relation_key
 
-# A new snapshot starts as a copy of the previous one only when the tables it keeps hold at
-# least this share of that file's blocks: otherwise copying costs more than it saves.
+# A new snapshot starts as a copy of the previous one only when the tables it keeps or patches
+# hold at least this share of that file's blocks: otherwise copying costs more than it saves.
 KEPT_SHARE_TO_COPY = 0.5
+# A table is patched only while the groups of rows that changed hold at most this share of its
+# rows: past that, deleting and inserting them costs more than writing the table whole.
+PATCH_AT_MOST = 0.25
 
 
 def missing_table(error: duckdb.CatalogException) -> SnapshotError:
@@ -70,25 +76,35 @@ def copy_statement(table: str) -> str:
     return f'SELECT * FROM {{marts}}."{table}"{order}'
 
 
-def table_key(contents: RelationContents, table: str) -> str:
-    """What the published ``table`` is made from, as a sha256: the statement that copies it, its
-    columns and types, and what the mart holds (``RelationContents``)."""
-    relation = contents.relation(MARTS_SCHEMA, table)
+def table_columns(contents: RelationContents, table: str) -> list[list[str]]:
+    """The columns of the mart ``table``, each as its name and type."""
     try:
-        columns = [column[:2] for column in contents.connection.execute(f"DESCRIBE {relation}").fetchall()]
+        return [
+            list(column[:2])
+            for column in contents.connection.execute(f"DESCRIBE {contents.relation(MARTS_SCHEMA, table)}").fetchall()
+        ]
+    except duckdb.CatalogException as error:
+        raise missing_table(error) from error
+
+
+def table_key(contents: RelationContents, table: str, columns: list[list[str]]) -> str:
+    """What the published ``table`` is made from, as a sha256: the statement that copies it, its
+    ``columns`` and types, and what the mart holds (``RelationContents``)."""
+    try:
         held = contents.key(MARTS_SCHEMA, table)
     except duckdb.CatalogException as error:
         raise missing_table(error) from error
-    return relation_key([copy_statement(table), columns, held])
+    return relation_key([copy_statement(table), [tuple(column) for column in columns], held])
 
 
 @dataclasses.dataclass(frozen=True)
 class BuildMarts:
     """What a build warehouse publishes, read before anything is written: its tables with their
-    keys, and the base URL its marts were built with."""
+    columns and keys, and the base URL its marts were built with."""
 
     tables: tuple[str, ...]
     keys: dict[str, str]
+    columns: dict[str, list[list[str]]]
     base_url: str
 
     @classmethod
@@ -99,9 +115,10 @@ class BuildMarts:
             refuse_incomplete(connection, marts)
             tables = published_tables(connection, marts)
             contents = RelationContents(connection, build_warehouse.stem)
-            keys = {table: table_key(contents, table) for table in tables}
+            columns = {table: table_columns(contents, table) for table in tables}
+            keys = {table: table_key(contents, table, columns[table]) for table in tables}
             base_url = connection.execute(f"SELECT base_url FROM {marts}.publisher").fetchall()[0][0]
-        return cls(tables, keys, base_url)
+        return cls(tables, keys, columns, base_url)
 
 
 def attach_build(connection: duckdb.DuckDBPyConnection, build_warehouse: Path) -> str:
@@ -113,14 +130,31 @@ def attach_build(connection: duckdb.DuckDBPyConnection, build_warehouse: Path) -
     return build
 
 
-def reusable_tables(previous_snapshot: Path, marts: BuildMarts) -> set[str]:
-    """The tables of ``previous_snapshot`` a new snapshot of ``marts`` may keep as they are: empty
-    unless they hold at least ``KEPT_SHARE_TO_COPY`` of its blocks (then copying it pays)."""
+@dataclasses.dataclass(frozen=True)
+class Reuse:
+    """What a new snapshot takes from the previous one: the tables it keeps as they are, and those
+    it may patch by row (``PATCHED_BY``: changed, but with the same columns)."""
+
+    kept: frozenset[str] = frozenset()
+    patchable: frozenset[str] = frozenset()
+
+
+def reusable_tables(previous_snapshot: Path, marts: BuildMarts) -> Reuse:
+    """What a new snapshot of ``marts`` may take from ``previous_snapshot``: nothing unless the
+    tables it keeps or patches hold at least ``KEPT_SHARE_TO_COPY`` of its blocks (then copying
+    it pays)."""
     with open_snapshot(previous_snapshot) as connection:
         recorded = table_keys(connection)
         kept = {table for table, key in marts.keys.items() if recorded.get(table) == key}
-        if not kept or kept == set(recorded):
-            return kept
+        patchable = {
+            table
+            for table in set(marts.tables) & set(PATCHED_BY) & set(recorded) - kept
+            if PATCHED_BY[table] in {name for name, _ in marts.columns[table]}
+            and [list(column[:2]) for column in connection.execute(f'DESCRIBE "{table}"').fetchall()]
+            == marts.columns[table]
+        }
+        if not kept | patchable or (kept == set(recorded) and not patchable):
+            return Reuse(frozenset(kept))
         blocks = {
             table: connection.execute(
                 "SELECT count(DISTINCT block_id) FROM pragma_storage_info(?) WHERE block_id >= 0", [table]
@@ -128,34 +162,79 @@ def reusable_tables(previous_snapshot: Path, marts: BuildMarts) -> set[str]:
             for table in recorded
         }
         total = connection.execute("SELECT total_blocks FROM pragma_database_size()").fetchall()[0][0]
-    return kept if sum(blocks[table] for table in kept) >= KEPT_SHARE_TO_COPY * total else set()
+    if sum(blocks[table] for table in kept | patchable) < KEPT_SHARE_TO_COPY * total:
+        return Reuse()
+    return Reuse(frozenset(kept), frozenset(patchable))
+
+
+def patch_table(connection: duckdb.DuckDBPyConnection, table: str, source: str) -> bool:
+    """Bring the snapshot's ``table`` to the rows of the mart ``source`` by deleting and inserting
+    the groups of rows (by ``PATCHED_BY[table]``) whose count or row hashes differ; False, with
+    the table untouched, when those hold more than ``PATCH_AT_MOST`` of its rows."""
+    column = f'"{PATCHED_BY[table]}"'
+
+    def groups(relation: str) -> str:
+        return f"SELECT {column} AS group_key, count(*) AS n, sum(hash(row)) AS h FROM {relation} AS row GROUP BY ALL"
+
+    connection.execute(
+        "CREATE OR REPLACE TEMP TABLE changed_groups AS "
+        "SELECT group_key, coalesce(new.n, 0) + coalesce(old.n, 0) AS n "
+        f"FROM ({groups(source)}) AS new FULL OUTER JOIN ({groups(f'main.{table}')}) AS old USING (group_key) "
+        "WHERE new.n IS DISTINCT FROM old.n OR new.h IS DISTINCT FROM old.h"
+    )
+    [(touched, rows)] = connection.execute(
+        f'SELECT (SELECT coalesce(sum(n), 0) FROM changed_groups), (SELECT count(*) FROM main."{table}")'
+    ).fetchall()
+    if touched > PATCH_AT_MOST * max(rows, 1):
+        return False
+    in_changed = f"EXISTS (SELECT 1 FROM changed_groups WHERE group_key IS NOT DISTINCT FROM row.{column})"
+    connection.execute(f'DELETE FROM main."{table}" AS row WHERE {in_changed}')
+    connection.execute(f'INSERT INTO main."{table}" SELECT * FROM {source} AS row WHERE {in_changed}')
+    connection.execute("DROP TABLE changed_groups")
+    return True
+
+
+@dataclasses.dataclass(frozen=True)
+class WrittenSnapshot:
+    """How a snapshot was written: the tables kept from the previous one, and those patched by row."""
+
+    kept: tuple[str, ...]
+    patched: tuple[str, ...]
 
 
 def write_snapshot(
     snapshot_file: Path, build_warehouse: Path, marts: BuildMarts, previous: PublishedRelease | None, info: list[Any]
-) -> tuple[str, ...]:
+) -> WrittenSnapshot:
     """Copy the published tables of ``build_warehouse`` into ``snapshot_file``, with
     ``SNAPSHOT_INFO_TABLE`` holding ``info`` (version, time, inputs fingerprint) and the keys.
     Starts from a copy of ``previous``'s snapshot when it holds most of what is published
-    unchanged (``reusable_tables``); the tables kept from it."""
+    (``reusable_tables``); its unchanged tables are kept and its large changed ones patched."""
     previous_snapshot = previous.folder / SNAPSHOT_FILE if previous else None
-    kept = reusable_tables(previous_snapshot, marts) if previous_snapshot and previous_snapshot.is_file() else set()
-    if kept:
+    reuse = reusable_tables(previous_snapshot, marts) if previous_snapshot and previous_snapshot.is_file() else Reuse()
+    if reuse.kept or reuse.patchable:
         shutil.copyfile(previous_snapshot, snapshot_file)
     connection = duckdb.connect(str(snapshot_file))
+    patched = []
     try:
         present = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        for table in sorted(present - kept):
+        for table in sorted(present - reuse.kept - reuse.patchable):
             connection.execute(f'DROP TABLE "{table}"')
         connection.execute("CHECKPOINT")  # what was dropped is free for what is written next
         build = attach_build(connection, build_warehouse)
         for table in marts.tables:
-            if table not in kept:
-                statement = copy_statement(table).format(marts=f"{build}.{MARTS_SCHEMA}")
-                try:
-                    connection.execute(f'CREATE TABLE "{table}" AS {statement}')
-                except duckdb.CatalogException as error:
-                    raise missing_table(error) from error
+            if table in reuse.kept:
+                continue
+            source = f'{build}.{MARTS_SCHEMA}."{table}"'
+            if table in reuse.patchable:
+                if patch_table(connection, table, source):
+                    patched.append(table)
+                    continue
+                connection.execute(f'DROP TABLE "{table}"')
+            statement = copy_statement(table).format(marts=f"{build}.{MARTS_SCHEMA}")
+            try:
+                connection.execute(f'CREATE TABLE "{table}" AS {statement}')
+            except duckdb.CatalogException as error:
+                raise missing_table(error) from error
         connection.execute(
             f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
             "? AS inputs_fingerprint, ?::VARCHAR[] AS tables, ? AS base_url, "
@@ -167,4 +246,4 @@ def write_snapshot(
     finally:
         connection.close()
     os.chmod(snapshot_file, stat.S_IRUSR | stat.S_IRGRP | stat.S_IROTH)
-    return tuple(sorted(kept))
+    return WrittenSnapshot(tuple(sorted(reuse.kept)), tuple(sorted(patched)))

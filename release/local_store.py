@@ -52,9 +52,10 @@ class SnapshotInfo:
     is_current: bool
     row_counts: dict[str, int]  # of the tables it holds
     tables: tuple[str, ...]  # the tables it was published with
-    # What its publish took from the release before it: the tables kept in the snapshot, and the
-    # files that are links to that release's (empty when only described).
+    # What its publish took from the release before it: the tables kept in the snapshot, those
+    # patched by row, and the files that are links to that release's (empty when only described).
     kept_tables: tuple[str, ...] = ()
+    patched_tables: tuple[str, ...] = ()
     shared_files: tuple[str, ...] = ()
 
 

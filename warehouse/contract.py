@@ -101,6 +101,20 @@ PUBLISH_CHECKS: tuple[tuple[str, str], ...] = (
 # (DuckDB preserves insertion order) without sorting at request time.
 STORED_ORDER: dict[str, str] = {"bench_measurements": "stream_position"}
 
+# The large tables a publish patches by row rather than copying whole, and the column that groups
+# their rows as a change touches them (a product's readings and claims, a page's row): a group
+# whose rows differ from the snapshot before is deleted and inserted again, the others are kept
+# (``publish.snapshot_copy``). A patched table's rows are not in any stored order, so whatever
+# is made from one lists them in ``TABLE_ORDER``.
+PATCHED_BY: dict[str, str] = {
+    "bench_readings": "product_slug",
+    "claims": "product_slug",
+    "products": "product_slug",
+    "pages": "path",
+    "changes": "url",
+    "corpus_documents": "path",
+}
+
 # Every table a release's documents are built from, and the order they list its rows in (None:
 # as stored). Publish reads the large ones a batch at a time; a server and publish keep only
 # ``SERVED_TABLES`` in memory (small: they grow with the editorial library, not with the catalogue).
@@ -112,6 +126,7 @@ TABLE_ORDER: dict[str, str | None] = {
     "pages": "path",
     "changes": "changed_at DESC, url",
     "claims": "claim_id",
+    "bench_readings": "reading_id",
     "corpus_documents": "position",
     "categories": "position",
     "protocols": "protocol_slug",

@@ -73,7 +73,7 @@ def published_snapshot_asset(published_marts: tuple[str, ...]) -> AssetsDefiniti
             f"published snapshot {info.version} ({info.size_bytes / 1e6:.1f} MB) in {seconds:.1f} s: "
             f"{(info.size_bytes - shared_bytes) / 1e6:.1f} MB written, {len(info.shared_files)} files "
             f"({shared_bytes / 1e6:.1f} MB) and {len(info.kept_tables)} of {len(info.tables)} tables kept "
-            "from the release before"
+            f"from the release before, {len(info.patched_tables)} patched by row"
         )
         # The intake's sensor stops asking for a build once each receipt's status is published.
         IntakeStore(resolved.home).mark_published(published_receipts(warehouse))
@@ -87,6 +87,7 @@ def published_snapshot_asset(published_marts: tuple[str, ...]) -> AssetsDefiniti
                 "written_bytes": info.size_bytes - shared_bytes,
                 "shared_files": len(info.shared_files),
                 "kept_tables": len(info.kept_tables),
+                "patched_tables": ", ".join(info.patched_tables),
                 **{f"rows/{table}": count for table, count in info.row_counts.items()},
             }
         )

@@ -275,10 +275,22 @@ def test_a_changed_table_is_written_again_and_what_it_does_not_feed_stays_linked
         assert same(f"{DOWNLOADS}/{unfed}".lstrip("/")), unfed
     assert same("api/public/claims.jsonl") and same("api/public/claims.jsonl.gz")
     assert set(info.kept_tables) == set(info.tables) - {"products", "pages"}
+    assert info.patched_tables == ("pages", "products")
     with open_snapshot(info.path / SNAPSHOT_FILE) as connection:
         assert connection.execute("SELECT count(*) FROM products WHERE product_name LIKE '% (revised)'").fetchall() == [
             (1,)
         ]
+    # The same marts published whole, at the same time into a store of their own: every table
+    # holds the same rows and every file but the snapshot's is the same, byte for byte.
+    whole = publish_release(tmp_path / "whole", warehouse, now=info.published_at)
+    assert whole.version == info.version and whole.patched_tables == whole.kept_tables == ()
+    patched_files, whole_files = read_manifest(info.path).files, read_manifest(whole.path).files
+    assert set(patched_files) == set(whole_files)
+    assert {path for path in patched_files if patched_files[path].sha256 != whole_files[path].sha256} == {SNAPSHOT_FILE}
+    with open_snapshot(info.path / SNAPSHOT_FILE) as patched, open_snapshot(whole.path / SNAPSHOT_FILE) as written:
+        for table in info.tables:
+            every_row = f'SELECT * FROM "{table}" ORDER BY ALL'
+            assert patched.execute(every_row).fetchall() == written.execute(every_row).fetchall(), table
 
 
 def test_documents_said_not_to_name_their_release_are_the_same_in_any_release(demo_home: Path, tmp_path: Path):

@@ -98,3 +98,56 @@ def test_removing_the_older_release_leaves_the_newer_whole(tmp_path: Path):
         store, build, now=at(2), write_files=write_files
     )  # and the next publish links from it
     assert (third.path / "api/products.json").stat().st_ino == shared.stat().st_ino
+
+
+def every_row(snapshot: Path, table: str) -> list[tuple]:
+    with open_snapshot(snapshot) as connection:
+        return connection.execute(f'SELECT * FROM "{table}" ORDER BY ALL').fetchall()
+
+
+def with_large_products(build: Path) -> Path:
+    """The build's products as the bulk of its snapshot, ten rows to a product, as the readings are at scale."""
+    with duckdb.connect(str(build)) as connection:
+        connection.execute(
+            "CREATE OR REPLACE TABLE marts.products AS SELECT 1 AS marker, 'p' || (range // 10) AS product_slug, "
+            "range AS n, md5(range::VARCHAR) AS text FROM range(300000)"
+        )
+    return build
+
+
+def test_a_large_table_changed_in_a_few_products_is_patched_and_reads_as_if_written_whole(tmp_path: Path):
+    build = with_large_products(make_build_warehouse(tmp_path / "build.duckdb", 1))
+    store = tmp_path / "snapshots"
+    publish_snapshot_alone(store, build, now=at(0))
+    with duckdb.connect(str(build)) as connection:  # a product changed, one gone, one new
+        connection.execute("UPDATE marts.products SET text = 'remeasured' WHERE product_slug = 'p7' AND n = 71")
+        connection.execute("DELETE FROM marts.products WHERE product_slug = 'p8'")
+        connection.execute("INSERT INTO marts.products VALUES (1, 'new', -1, 'a'), (1, 'new', -2, 'b')")
+        connection.execute("INSERT INTO marts.products VALUES (1, NULL, -3, 'without a product')")
+    patched = publish_snapshot_alone(store, build, now=at(1))
+    whole = publish_snapshot_alone(tmp_path / "fresh", build, now=at(1))
+    assert patched.patched_tables == ("products",) and whole.patched_tables == ()
+    assert set(patched.kept_tables) == set(PUBLISHED) - {"products"}
+    for table in PUBLISHED:
+        assert every_row(patched.path / SNAPSHOT_FILE, table) == every_row(whole.path / SNAPSHOT_FILE, table), table
+    with duckdb.connect(str(build), read_only=True) as connection:
+        assert (
+            every_row(patched.path / SNAPSHOT_FILE, "products")
+            == connection.execute("SELECT * FROM marts.products ORDER BY ALL").fetchall()
+        )
+    with open_snapshot(patched.path / SNAPSHOT_FILE) as connection:
+        assert table_keys(connection)["products"] != table_keys(connection)["claims"]
+        with open_snapshot(whole.path / SNAPSHOT_FILE) as written:
+            assert table_keys(connection) == table_keys(written)
+    verify(patched.path, read_manifest(patched.path))
+
+
+def test_a_large_table_changed_in_most_of_its_rows_is_written_whole(tmp_path: Path):
+    build = with_large_products(make_build_warehouse(tmp_path / "build.duckdb", 1))
+    store = tmp_path / "snapshots"
+    publish_snapshot_alone(store, build, now=at(0))
+    with duckdb.connect(str(build)) as connection:
+        connection.execute("UPDATE marts.products SET marker = 2 WHERE n < 100000")
+    info = publish_snapshot_alone(store, build, now=at(1))
+    assert info.patched_tables == () and "products" not in info.kept_tables
+    assert markers(info.path / SNAPSHOT_FILE)["products"] == 2
