@@ -390,7 +390,7 @@ def keep(tensors_file: Path, recipe_name: str) -> None:
 
     from ask.model.file import ModelFile
     from ask.model.store import ModelStore, TrainedModel, base_sha256
-    from ask.training.library import library_training_set, training_key
+    from ask.training.library import library_training_set, training_key, training_manifest
     from ask.training.recipes import RECIPES
     from foundations.settings import load_settings
 
@@ -413,18 +413,10 @@ def keep(tensors_file: Path, recipe_name: str) -> None:
     tensors = {**base.tensors, **unpacked(held)}
     model = dataclasses.replace(base, tensors=tensors)
     key = training_key(base_sha256(), data, recipe)
-    manifest = {
-        "key": key,
-        "recipe": recipe.name,
-        "recipe_digest": recipe.digest(),
-        "data_digest": data.digest(),
-        "trained_on": data.summary(),
-        "entries": sorted(data.entry_texts),
-        "seconds": results["encoder_seconds"],
-        "device": results["device"],
-        "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(tensors_file.stat().st_mtime)),
-        "trained_by": "benchmarks/encoder_experiments.py run",
-    }
+    manifest = training_manifest(
+        data, recipe, key, results["encoder_seconds"], results["device"], tensors_file.stat().st_mtime
+    )
+    manifest["trained_by"] = "benchmarks/encoder_experiments.py run"
     trained = TrainedModel.of(model.to_bytes(), manifest)
     ModelStore(settings.ask_models).keep(trained)
     print(f"kept {trained.model_id} under key {key[:12]}; `reuse-data ask train --recipe {recipe_name}` ships it")

@@ -3,13 +3,14 @@ questions nothing in the library answers.
 
 The training set is assembled from the library as the build warehouse holds it, without
 PyTorch, so a build can tell whether it needs to train at all on a machine without it: its
-digest is part of the training's key (``ask.training.library.training_key``).
+``retraining_digest`` is part of the training's key (``ask.training.library.training_key``).
 
 Never the test split: only the dev split's questions are in a training set.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ class TrainingSet:
     entry_groups: dict[str, str]  # entry id -> its category: entries of one category are each other's hard negatives
     questions: tuple[tuple[str, str], ...]  # (question as people type it, entry id): the dev split's answerable ones
     no_match: tuple[str, ...]  # questions nothing in the library answers: the dev split's and the uncovered topics'
+    # The entry texts the bench writes (a recommendation's answer: the pick and its figure).
+    bench_written: frozenset[str] = frozenset()
 
     def digest(self) -> str:
         """The sha256 of a canonical serialisation: equal sets, equal digests, whatever their order."""
@@ -34,6 +37,17 @@ class TrainingSet:
             "no_match": sorted(self.no_match),
         }
         return value_key(canonical)
+
+    def retraining_digest(self) -> str:
+        """The digest of the set less its bench-written texts: what decides whether the encoder is
+        trained again. A tester's sheet can change a recommendation's pick or figure, and so its
+        answer; training again for that would cost minutes for every sheet and move every vector,
+        while the questions people ask of the entry stay the same. The editors' texts, the
+        phrasings, the labelled questions and the uncovered topics all count."""
+        edited = {
+            entry: tuple(t for t in texts if t not in self.bench_written) for entry, texts in self.entry_texts.items()
+        }
+        return dataclasses.replace(self, entry_texts=edited, bench_written=frozenset()).digest()
 
     def summary(self) -> dict[str, int]:
         return {
@@ -49,9 +63,11 @@ def training_set(
     entry_groups: Mapping[str, str],
     dev_questions: Iterable[tuple[str, tuple[str, ...]]],
     uncovered_questions: Iterable[str],
+    bench_written: Iterable[str] = (),
 ) -> TrainingSet:
     """The training set of a library: ``entry_texts`` as (entry id, text) rows, each entry's
-    category, the dev split's (question, expected entry ids), and the uncovered topics' questions.
+    category, the dev split's (question, expected entry ids), the uncovered topics' questions, and
+    which of the texts the bench writes.
 
     A dev question whose expected entries are all missing from the library (a publisher that
     dropped them) is left out rather than taught as a no-match: it was written to be answered.
@@ -70,4 +86,5 @@ def training_set(
         entry_groups={entry: entry_groups.get(entry, entry) for entry in sorted(texts)},
         questions=tuple(questions),
         no_match=tuple(dict.fromkeys(no_match)),
+        bench_written=frozenset(bench_written),
     )

@@ -29,8 +29,16 @@ TRAINING_EXTRA = "pip install -c requirements.lock -e '.[train]' (make setup doe
 
 
 def training_key(base_sha256: str, data: TrainingSet, recipe: Recipe) -> str:
-    """What a trained model is kept and found by: the same base, data and recipe train the same model."""
-    return value_key({"base": base_sha256, "data": data.digest(), "recipe": recipe.digest()})
+    """What a trained model is kept and found by: the same base, data and recipe train the same
+    model; the data less what the bench writes (``TrainingSet.retraining_digest``)."""
+    return value_key({"base": base_sha256, "data": data.retraining_digest(), "recipe": recipe.digest()})
+
+
+def trained_on(model: TrainedModel, data: TrainingSet) -> bool:
+    """Whether ``model`` was trained on the library of ``data``, but for what the bench writes (a
+    model trained before that digest was recorded: on exactly ``data``)."""
+    recorded = model.manifest.get("retraining_digest")
+    return recorded == data.retraining_digest() if recorded else model.manifest["data_digest"] == data.digest()
 
 
 def train_or_reuse(
@@ -63,7 +71,8 @@ def library_training_set(
     """The training set of the library in ``connection``'s marts, with the inputs' dev split (or ``dev``: a part
     of it, which an experiment trains on to score the rest)."""
     texts = connection.execute(
-        f"SELECT entry_id, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY entry_id, field, language, text"
+        f"SELECT entry_id, text, bench_written FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} "
+        "ORDER BY entry_id, field, language, text"
     ).fetchall()
     groups = connection.execute(
         f"SELECT scenario_slug, category_slug FROM {MARTS_SCHEMA}.recommendations "
@@ -74,7 +83,11 @@ def library_training_set(
     ).fetchall()
     dev = load_questions(inputs, FITTED_SPLIT, LANGUAGES) if dev is None else dev
     return training_set(
-        texts, dict(groups), [(q.question, q.expected) for q in dev], [question for (question,) in uncovered]
+        [(entry, text) for entry, text, _ in texts],
+        dict(groups),
+        [(q.question, q.expected) for q in dev],
+        [question for (question,) in uncovered],
+        [text for _, text, bench_written in texts if bench_written],
     )
 
 
@@ -97,7 +110,7 @@ def choose_encoder(
     """The encoder for ``data``: the inputs' (trained on it), kept, trained now with the ``training``
     recipe, or (training ``off``) the inputs' model with a word on what it was not trained on."""
     shipped = shipped_model(inputs)
-    if shipped is not None and shipped.manifest["data_digest"] == data.digest():
+    if shipped is not None and trained_on(shipped, data):
         if store.training(shipped.manifest["key"]) is None:
             store.keep(shipped)  # found by its key from now on: a student's teacher, or `ask train`
         return ChosenEncoder(
@@ -128,6 +141,24 @@ def staleness(model: TrainedModel, data: TrainingSet) -> str:
         f"the ask encoder {model.model_id} was trained on entries other than the current ones: {moved}; "
         "`reuse-data ask train` trains one on them"
     )
+
+
+def training_manifest(
+    data: TrainingSet, recipe: Recipe, key: str, seconds: float, device: str, trained_at: float
+) -> dict[str, object]:
+    """What a trained model's manifest says of its training (``trained_at``: seconds since the epoch)."""
+    return {
+        "key": key,
+        "recipe": recipe.name,
+        "recipe_digest": recipe.digest(),
+        "data_digest": data.digest(),
+        "retraining_digest": data.retraining_digest(),
+        "trained_on": data.summary(),
+        "entries": sorted(data.entry_texts),
+        "seconds": round(seconds, 1),
+        "device": device,
+        "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(trained_at)),
+    }
 
 
 def train_encoder(
@@ -170,19 +201,8 @@ def train_encoder(
         taught = ModelFile.read(teacher[1])
         start = taught.with_layers(recipe.kept_layers)
         model = train(start, Tokenizer.of(base), data, recipe, progress=progress, device=device, teacher=taught)
-    seconds = time.perf_counter() - started
-    manifest = {
-        "key": key,
-        "recipe": recipe.name,
-        "recipe_digest": recipe.digest(),
-        "data_digest": data.digest(),
-        "trained_on": summary,
-        "entries": sorted(data.entry_texts),
-        "seconds": round(seconds, 1),
-        "device": device_name,
-        "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "layers": model.layers,
-    }
+    manifest = training_manifest(data, recipe, key, time.perf_counter() - started, device_name, time.time())
+    manifest["layers"] = model.layers
     if teacher is not None:
         manifest |= {"teacher": teacher[0].model_id, "kept_layers": list(recipe.kept_layers)}
     return TrainedModel.of(model.to_bytes(), manifest)

@@ -16,6 +16,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import duckdb
 import pytest
 import yaml
 
@@ -31,6 +32,7 @@ from pipelines.build import latest_materialization_metadata
 from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.conftest import copy_demo, run_cli
+from tests.support.harness import edit_sheet_readings, home_layout
 from warehouse.reference_data import LANGUAGES
 
 KEPT_CATEGORIES = {"insulated-bottles", "french-presses"}
@@ -114,6 +116,30 @@ def test_an_unchanged_library_trains_embeds_and_fits_nothing(training: Training)
     assert "training step" not in training.outputs[1]
 
 
+def recommendation_answers(training: Training) -> dict[str, str]:
+    warehouse = home_layout(training.home).warehouse_path
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        return dict(connection.execute("SELECT scenario_slug, answer.en FROM marts.recommendations").fetchall())
+
+
+def test_a_sheet_that_changes_a_recommendations_figure_trains_nothing_and_embeds_only_that_answer(
+    training: Training,
+):
+    """The bench writes a recommendation's answer (its pick and figure): a tester's sheet that
+    changes one is embedded with the model trained before, which is not trained again."""
+    if len(training.outputs) < 2:
+        training.outputs.append(build(training.home, training.inputs, training.environ))
+    before = recommendation_answers(training)
+    edit_sheet_readings(training.inputs, "copperleaf-meridian-750-ml", "heat-retention", delta=0.5)
+    output = build(training.home, training.inputs, training.environ)
+    after = recommendation_answers(training)
+    moved = {scenario for scenario in after if after[scenario] != before[scenario]}
+    assert moved == {"insulated-bottles-hot-tea-workday"} and "79.7 °C" in after["insulated-bottles-hot-tea-workday"]
+    assert training.metadata("ask_encoder")["how"] == "kept" and "training step" not in output
+    assert 0 < training.metadata("ask_vectors")["embedded"] <= len(LANGUAGES)  # the answer, in each language
+    assert training.metadata("ask_decision")["unchanged"] is False  # fitted again: an entry's text moved
+
+
 def test_ask_train_ships_the_model_with_the_inputs_and_the_next_build_uses_it(training: Training):
     result = run_cli(
         "ask", "train", "--recipe", "short", home=training.home, inputs=training.inputs, environ=training.environ
@@ -162,6 +188,26 @@ def test_with_training_off_a_build_says_what_the_shipped_model_was_not_trained_o
     assert "`reuse-data ask train`" in chosen.note
     same = choose_encoder(trained_on, tmp_path, ModelStore(tmp_path / "models"), "off", print)
     assert same.how == "shipped"
+
+
+def test_what_the_bench_writes_counts_in_the_digest_but_does_not_train_again(tmp_path: Path):
+    question, answer, remeasured = "which bottle keeps tea hot", "Our pick is X: 79.2 °C", "Our pick is X: 79.7 °C"
+    trained_on = training_set([("bottles-01", question), ("bottles-01", answer)], {}, [], [], [answer])
+    manifest = {
+        "key": "k",
+        "recipe": "full",
+        "data_digest": trained_on.digest(),
+        "retraining_digest": trained_on.retraining_digest(),
+        "entries": sorted(trained_on.entry_texts),
+    }
+    TrainedModel.of(base_model_bytes(), manifest).write(tmp_path / SHIPPED_ENCODER_FOLDER)
+    figure = training_set([("bottles-01", question), ("bottles-01", remeasured)], {}, [], [], [remeasured])
+    reworded = training_set([("bottles-01", question + " all day"), ("bottles-01", answer)], {}, [], [], [answer])
+    assert figure.digest() != trained_on.digest() and figure.retraining_digest() == trained_on.retraining_digest()
+    assert reworded.retraining_digest() != trained_on.retraining_digest()
+    store = ModelStore(tmp_path / "models")
+    assert choose_encoder(figure, tmp_path, store, "off", print).how == "shipped"
+    assert choose_encoder(reworded, tmp_path, store, "off", print).how == "stale"
 
 
 def test_a_six_layer_student_ships_travels_with_the_release_and_answers(training: Training):

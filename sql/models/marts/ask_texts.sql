@@ -2,6 +2,9 @@
 -- a recommendation's scenario, the entry's answer (it carries the product names, measured facts
 -- and fixes people type), and the analysts' extra phrasings.
 -- `text_sha256` keys the vector cache: a text whose hash is unchanged is never embedded again.
+-- `bench_written` marks the texts the bench writes: a recommendation's answer names the pick and
+-- its figure, which a tester's sheet can change. The encoder is trained on them, but a change to
+-- them alone does not train it again (ask.training.data.TrainingSet.retraining_digest).
 with entries as (
     select scenario_slug as entry_id, 'recommendation' as entry_kind, question, scenario, answer
     from {{ ref('recommendations') }}
@@ -39,7 +42,8 @@ select
     field,
     language,
     text,
-    sha256(text) as text_sha256
+    sha256(text) as text_sha256,
+    entry_kind = 'recommendation' and field = 'answer' as bench_written
 from texts
 where nullif(trim(text), '') is not null
 order by entry_kind desc, entry_id, field, language, text
