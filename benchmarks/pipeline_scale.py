@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import hashlib
 import json
 import shutil
 import statistics
@@ -49,10 +50,12 @@ from pathlib import Path
 
 import duckdb
 
+from ask.model.store import MANIFEST_FILE
 from benchmarks import results
 from benchmarks.load import first_byte_ms
 from benchmarks.results import add_record_option, machine, markdown_table
 from foundations.settings import PROJECT_ROOT, load_settings
+from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from inputs.bench_sheets import SHEET_COLUMNS, csv_separator
 from intake.store import IntakeStore
 from pipelines.build import latest_materialization_metadata
@@ -125,7 +128,10 @@ def generated_inputs(folder: Path, measurements: int) -> Path:
     products = max(13, measurements // READINGS_PER_PRODUCT)
     inputs = folder / f"inputs-{size_label(measurements)}"
     stamp = inputs / "generated.json"
-    wanted = {"products": products, "measurements": measurements, "seed": SEED}
+    # The demo's shipped encoder is copied in: inputs generated before it changed are stale.
+    shipped = PROJECT_ROOT / "demo" / SHIPPED_ENCODER_FOLDER / MANIFEST_FILE
+    encoder = hashlib.sha256(shipped.read_bytes()).hexdigest() if shipped.is_file() else None
+    wanted = {"products": products, "measurements": measurements, "seed": SEED, "shipped_encoder": encoder}
     if stamp.exists() and json.loads(stamp.read_text()) == wanted:
         return inputs
     print(f"generating {size_label(measurements)} readings and {products} products in {inputs} …", flush=True)
