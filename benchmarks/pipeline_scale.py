@@ -68,6 +68,7 @@ FIRST_BYTE_ROUNDS = 20
 GROWTH_TARGET, BUILD_TARGET_S, MEMORY_TARGET_MB = 12.0, 240.0, 6144.0
 FIRST_BYTE_TARGET_MS, INCREMENTAL_TARGET_S = 100.0, 60.0
 UNCHANGED_PUBLISH_TARGET_S = 10.0
+SHEET_BUILD_SHARE_TARGET = 0.35  # at 1M, of the cold build's run
 CLI = [sys.executable, "-m", "reuse_data.cli"]
 PUBLISH_ASSET = ["published", "snapshot"]
 MATERIALIZE_PUBLISH = [
@@ -87,6 +88,9 @@ class ScaleRun:
     build_s: float
     peak_mb: float
     snapshot_mb: float
+    release_mb: float
+    cold_run_s: float  # the cold build's Dagster run, without the command's start
+    incremental_run_s: float  # the Dagster run the uploaded sheet started
     first_byte_p50_ms: float
     first_byte_max_ms: float
     upload_s: float
@@ -227,6 +231,22 @@ def last_publish(home: Path) -> dict[str, object]:
     return latest_materialization_metadata(home_layout(home).dagster_home, PUBLISH_ASSET)
 
 
+def last_run_seconds(home: Path) -> float:
+    """How long the newest Dagster run of ``home`` took, from its start to its end."""
+    from dagster import DagsterInstance
+
+    with DagsterInstance.from_config(str(home_layout(home).dagster_home)) as instance:
+        [run] = instance.get_runs(limit=1)
+        stats = instance.get_run_stats(run.run_id)
+    return stats.end_time - stats.start_time
+
+
+def release_mb(home: Path) -> float:
+    """The size of the current release: every file of its folder, linked ones included."""
+    folder = published_snapshot(home).parent
+    return sum(path.stat().st_size for path in folder.rglob("*") if path.is_file()) / 2**20
+
+
 def last_publish_seconds(home: Path) -> float:
     """The newest publish's own seconds."""
     return float(last_publish(home)["seconds"])
@@ -255,7 +275,7 @@ def run_size(folder: Path, measurements: int) -> ScaleRun:
     env = home_environment(home, inputs)
     build = measured_run([*CLI, "build"], env)
     snapshot = published_snapshot(home)
-    cold_publish_s = last_publish_seconds(home)
+    cold_publish_s, cold_run_s = last_publish_seconds(home), last_run_seconds(home)
     built = f"built in {build.seconds:.1f} s (publish {cold_publish_s:.1f} s), peak {build.peak_mb:.0f} MB"
     print(f"{label}: {built}", flush=True)
     with serving(home) as server:
@@ -277,6 +297,9 @@ def run_size(folder: Path, measurements: int) -> ScaleRun:
         build_s=build.seconds,
         peak_mb=build.peak_mb,
         snapshot_mb=snapshot.stat().st_size / 2**20,
+        release_mb=release_mb(home),
+        cold_run_s=cold_run_s,
+        incremental_run_s=last_run_seconds(home),
         first_byte_p50_ms=statistics.median(timings),
         first_byte_max_ms=max(timings),
         upload_s=upload_s,
@@ -310,10 +333,17 @@ REPORT_COLUMNS: tuple[tuple[str, Callable[[ScaleRun, ScaleRun | None], object]],
     ("growth (time / size)", _growth),
     ("peak RSS (MB)", lambda run, _: f"{run.peak_mb:.0f}"),
     ("snapshot (MB)", lambda run, _: f"{run.snapshot_mb:.0f}"),
+    ("release (MB)", lambda run, _: f"{run.release_mb:.0f}"),
     ("first byte p50 / max (ms)", lambda run, _: f"{run.first_byte_p50_ms:.0f} / {run.first_byte_max_ms:.0f}"),
     ("upload → published (s)", lambda run, _: f"{run.incremental_s:.1f}"),
     ("sheets re-read", lambda run, _: run.incremental_sheets_read),
     ("its publish (s)", lambda run, _: f"{run.incremental_publish_s:.1f}"),
+    (
+        "its build / the cold build (runs, s)",
+        lambda run, _: (
+            f"{run.incremental_run_s / run.cold_run_s:.2f} ({run.incremental_run_s:.0f} / {run.cold_run_s:.0f})"
+        ),
+    ),
     ("publish in the build (s)", lambda run, _: f"{run.cold_publish_s:.1f}"),
     (
         "publish, nothing changed (s)",
@@ -338,6 +368,12 @@ def verdicts(runs: list[ScaleRun]) -> str:
     if 1_000_000 in by_size and 10_000_000 in by_size:
         growth = by_size[10_000_000].build_s / by_size[1_000_000].build_s
         lines.append(f"- 10M / 1M build time: {growth:.1f}x (target at most {GROWTH_TARGET:.0f}x)")
+    if million := by_size.get(1_000_000):
+        share = million.incremental_run_s / million.cold_run_s
+        lines.append(
+            f"- 1M: one uploaded sheet's build took {share:.2f} of the cold build "
+            f"(target at most {SHEET_BUILD_SHARE_TARGET:.2f})"
+        )
     label = size_label(largest.measurements)
     lines += [
         f"- {label}: built in {largest.build_s:.0f} s (target for 10M: under {BUILD_TARGET_S:.0f} s), "

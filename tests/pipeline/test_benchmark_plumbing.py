@@ -28,11 +28,12 @@ def test_a_tiny_pipeline_scale_run_reports_every_figure(tmp_path: Path):
     assert row is not None, completed.stdout
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     # readings, products, floor, build, build/floor, growth (none: one size), peak, snapshot,
-    # first byte, upload → published, sheets re-read
+    # release, first byte, upload → published, sheets re-read, its publish, its build / the cold one
     assert cells[:2] == ["2k", "20"] and cells[5] == "—", row
-    assert all(re.fullmatch(NUMBER, cell) for cell in [*cells[2:5], cells[6], cells[7], cells[9]]), row
-    assert re.fullmatch(rf"{NUMBER} / {NUMBER}", cells[8]), row
-    assert cells[10] == "1", row  # the build after the upload read only the uploaded sheet
+    assert all(re.fullmatch(NUMBER, cell) for cell in [*cells[2:5], *cells[6:9], cells[10], cells[12]]), row
+    assert re.fullmatch(rf"{NUMBER} / {NUMBER}", cells[9]), row
+    assert cells[11] == "1", row  # the build after the upload read only the uploaded sheet
+    assert re.fullmatch(rf"{NUMBER} \({NUMBER} / {NUMBER}\)", cells[13]), row
     assert "- 2k: one uploaded sheet published" in completed.stdout
 
 
