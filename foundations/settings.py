@@ -63,8 +63,9 @@ class Settings:
         day files; ``REUSE_DATA_QUESTION_RETENTION_DAYS``, 90 by default.
     tester_token: the token `reuse-data upload` sends for a tester, on the tester's machine
         (``--token`` wins); ``REUSE_DATA_TOKEN``. Kept out of the settings' repr.
-    duckdb_memory_limit: the most memory dbt's DuckDB takes while it builds the warehouse (beyond it
-        DuckDB spills to disk), as DuckDB writes sizes (``3GB``, ``512MB``);
+    duckdb_memory_limit: the most memory DuckDB takes while dbt builds the warehouse and while
+        publish writes the release (beyond it DuckDB spills to disk), as DuckDB writes sizes
+        (``3GB``, ``512MB``);
         ``REUSE_DATA_DUCKDB_MEMORY_LIMIT``, 3GB by default.
     """
 

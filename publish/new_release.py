@@ -52,6 +52,7 @@ def publish_release(
     inputs_fingerprint: str = "",
     before_switch: BeforeSwitch | None = None,
     write_files: ReleaseWriter = write_release_files,
+    memory_limit: str | None = None,
 ) -> SnapshotInfo:
     """Publish the marts of ``build_warehouse`` as a new release of ``store`` with every file the
     server sends, and make it current.
@@ -59,7 +60,8 @@ def publish_release(
     The base URL the marts were built with (the ``publisher`` mart's ``base_url``) is recorded in
     the snapshot and the manifest. ``before_switch(folder)`` runs on the finished release before
     ``CURRENT`` names it; a release it refuses is removed, and nothing is published.
-    ``write_files`` is the server's files unless a caller publishes a snapshot alone.
+    ``write_files`` is the server's files unless a caller publishes a snapshot alone. DuckDB
+    spills past ``memory_limit`` while it writes the snapshot.
     """
     store.mkdir(parents=True, exist_ok=True)
     remove_stale_staging_files(store)
@@ -73,7 +75,12 @@ def publish_release(
     previous = previous_release(store)
     with staged_release(store, version) as staging:
         written = write_snapshot(
-            staging / SNAPSHOT_FILE, build_warehouse, marts, previous, [version, published_at, inputs_fingerprint]
+            staging / SNAPSHOT_FILE,
+            build_warehouse,
+            marts,
+            previous,
+            [version, published_at, inputs_fingerprint],
+            memory_limit,
         )
         made_from = write_files(staging, staging / SNAPSHOT_FILE, previous)
         files = describe_files(staging, previous, made_from)

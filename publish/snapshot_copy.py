@@ -203,17 +203,23 @@ class WrittenSnapshot:
 
 
 def write_snapshot(
-    snapshot_file: Path, build_warehouse: Path, marts: BuildMarts, previous: PublishedRelease | None, info: list[Any]
+    snapshot_file: Path,
+    build_warehouse: Path,
+    marts: BuildMarts,
+    previous: PublishedRelease | None,
+    info: list[Any],
+    memory_limit: str | None = None,
 ) -> WrittenSnapshot:
     """Copy the published tables of ``build_warehouse`` into ``snapshot_file``, with
     ``SNAPSHOT_INFO_TABLE`` holding ``info`` (version, time, inputs fingerprint) and the keys.
     Starts from a copy of ``previous``'s snapshot when it holds most of what is published
-    (``reusable_tables``); its unchanged tables are kept and its large changed ones patched."""
+    (``reusable_tables``); its unchanged tables are kept and its large changed ones patched.
+    DuckDB spills past ``memory_limit``."""
     previous_snapshot = previous.folder / SNAPSHOT_FILE if previous else None
     reuse = reusable_tables(previous_snapshot, marts) if previous_snapshot and previous_snapshot.is_file() else Reuse()
     if reuse.kept or reuse.patchable:
         shutil.copyfile(previous_snapshot, snapshot_file)
-    connection = duckdb.connect(str(snapshot_file))
+    connection = duckdb.connect(str(snapshot_file), config={"memory_limit": memory_limit} if memory_limit else {})
     patched = []
     try:
         present = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}

@@ -117,11 +117,15 @@ SNAPSHOT_INFO_QUERY = "SELECT version, published_at, base_url FROM snapshot_info
 DICTIONARY_QUERY = f"SELECT * FROM {DATA_DICTIONARY_TABLE} ORDER BY table_name, column_position"
 
 
-def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snapshot:
-    """The snapshot file at ``path`` with ``tables`` read; its version is the release's when it has one."""
-    # Streaming reads are small pages in stream order: DuckDB's own worker threads would not
-    # speed them up, and each keeps memory of its own.
-    connection = duckdb.connect(str(path), read_only=True, config={"threads": 1})
+# A server streams small pages in stream order: DuckDB's own worker threads would not speed
+# them up, and each keeps memory of its own.
+SERVING_CONFIG = {"threads": 1}
+
+
+def _open(path: Path, tables: tuple[str, ...], release: Release | None, config: dict[str, Any]) -> Snapshot:
+    """The snapshot file at ``path`` with ``tables`` read, DuckDB configured with ``config``; its
+    version is the release's when it has one."""
+    connection = duckdb.connect(str(path), read_only=True, config=config)
     try:
         info = rows_of(connection, SNAPSHOT_INFO_QUERY)[0]
         records = {name: rows_of(connection, table_query(name)) for name in tables}
@@ -143,16 +147,17 @@ def _open(path: Path, tables: tuple[str, ...], release: Release | None) -> Snaps
     )
 
 
-def read_snapshot(path: Path) -> Snapshot:
+def read_snapshot(path: Path, memory_limit: str | None = None) -> Snapshot:
     """The snapshot file at ``path``, to write its release's files at publish (the large tables
-    are read a batch at a time with ``Snapshot.stream``)."""
-    return _open(path, SERVED_TABLES, None)
+    are read a batch at a time with ``Snapshot.stream``), on every core; DuckDB spills past
+    ``memory_limit``."""
+    return _open(path, SERVED_TABLES, None, {"memory_limit": memory_limit} if memory_limit else {})
 
 
 def load_snapshot(store: Path, version: str) -> Snapshot:
     """Open a published release, after checking every file against its manifest (ReleaseError if not)."""
     release = Release.open(release_path(store, version))
-    return _open(release.folder / SNAPSHOT_FILE, SERVED_TABLES, release)
+    return _open(release.folder / SNAPSHOT_FILE, SERVED_TABLES, release, SERVING_CONFIG)
 
 
 class SnapshotHolder:
