@@ -94,7 +94,7 @@ def table_key(contents: RelationContents, table: str, columns: list[list[str]]) 
         held = contents.key(MARTS_SCHEMA, table)
     except duckdb.CatalogException as error:
         raise missing_table(error) from error
-    return relation_key([copy_statement(table), [tuple(column) for column in columns], held])
+    return relation_key([copy_statement(table), columns, held])
 
 
 @dataclasses.dataclass(frozen=True)

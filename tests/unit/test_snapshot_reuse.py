@@ -10,7 +10,7 @@ import duckdb
 from release.local_store import SNAPSHOT_FILE, open_snapshot, prune, table_keys, versions
 from release.manifest import read_manifest, verify
 from tests.support.build_warehouses import PUBLISHED, make_build_warehouse, publish_snapshot_alone
-from warehouse.contract import DATA_DICTIONARY_TABLE
+from warehouse.contract import DATA_DICTIONARY_TABLE, PATCHED_BY, STORED_ORDER, TABLE_ORDER
 
 
 def at(minute: int) -> dt.datetime:
@@ -151,3 +151,10 @@ def test_a_large_table_changed_in_most_of_its_rows_is_written_whole(tmp_path: Pa
     info = publish_snapshot_alone(store, build, now=at(1))
     assert info.patched_tables == () and "products" not in info.kept_tables
     assert markers(info.path / SNAPSHOT_FILE)["products"] == 2
+
+
+def test_a_patched_table_has_an_order_for_its_files_and_no_stored_order():
+    """Patching appends a changed group's rows: what is made from such a table lists them in
+    ``TABLE_ORDER``, and a table streamed in its stored order is never patched."""
+    assert all(TABLE_ORDER.get(table) for table in PATCHED_BY)
+    assert not set(PATCHED_BY) & set(STORED_ORDER)
