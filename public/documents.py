@@ -30,19 +30,38 @@ def iso_ms(moment: dt.datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
-def json_value(value: Any) -> Any:
-    """A DuckDB value as plain JSON: times as ISO strings, decimals as numbers."""
+def plain_scalar(value: Any) -> Any:
+    """A DuckDB scalar that JSON has no type for, as the API writes it: times as ISO strings,
+    decimals as numbers (TypeError for anything else, as orjson's ``default`` must)."""
     if isinstance(value, dt.datetime):
         return iso_ms(value if value.tzinfo else value.replace(tzinfo=dt.UTC))
     if isinstance(value, dt.date):
         return value.isoformat()
     if isinstance(value, decimal.Decimal):
         return float(value)
+    raise TypeError(f"{type(value).__name__} is not written as JSON")
+
+
+def json_value(value: Any) -> Any:
+    """A DuckDB value as plain JSON: times as ISO strings, decimals as numbers."""
     if isinstance(value, dict):
         return {k: json_value(v) for k, v in value.items()}
     if isinstance(value, list):
         return [json_value(v) for v in value]
+    if isinstance(value, dt.date | decimal.Decimal):  # a datetime is a date
+        return plain_scalar(value)
     return value
+
+
+def _columns(
+    row: dict[str, Any], keep: tuple[str, ...] | None, drop: tuple[str, ...], json: frozenset[str]
+) -> dict[str, Any]:
+    """The columns of ``row`` (those in ``keep``, if given) less ``drop``, the ``json`` ones parsed."""
+    return {
+        k: (orjson.loads(v) if k in json and isinstance(v, str) else v)
+        for k, v in row.items()
+        if k not in drop and (keep is None or k in keep)
+    }
 
 
 def record(
@@ -53,11 +72,19 @@ def record(
 ) -> dict[str, Any]:
     """A row as a JSON record: its columns (those in ``keep``, if given) less ``drop``, with the
     JSON documents of the ``json`` columns parsed."""
-    return {
-        k: (orjson.loads(v) if k in json and isinstance(v, str) else json_value(v))
-        for k, v in row.items()
-        if k not in drop and (keep is None or k in keep)
-    }
+    return {k: json_value(v) for k, v in _columns(row, keep, drop, json).items()}
+
+
+def encoded_record(
+    row: dict[str, Any],
+    keep: tuple[str, ...] | None = None,
+    drop: tuple[str, ...] = (),
+    json: frozenset[str] = frozenset(),
+) -> bytes:
+    """``record(...)`` as JSON bytes, in one call of orjson, which walks the nested values itself
+    and hands only times and decimals back (``plain_scalar``): a collection of 100,000 products
+    is written in a fraction of the time a Python walk of every value took."""
+    return orjson.dumps(_columns(row, keep, drop, json), default=plain_scalar, option=orjson.OPT_PASSTHROUGH_DATETIME)
 
 
 def licence_text(snapshot: Snapshot) -> str:
@@ -124,7 +151,7 @@ def write_collection(out: BinaryIO, snapshot: Snapshot, collection: Collection) 
     hidden, json_columns = collection.drop(snapshot), snapshot.json_columns(collection.table)
     for number, row in enumerate(snapshot.stream(collection.table)):
         out.write(b"," if number else b"")
-        out.write(orjson.dumps(record(row, drop=hidden, json=json_columns)))
+        out.write(encoded_record(row, drop=hidden, json=json_columns))
     out.write(b"]}")
 
 
