@@ -35,9 +35,9 @@ from release.local_store import (
 from release.manifest import PublishedRelease, describe_files, write_manifest
 
 # Writes the release's served files into its staging folder, from the finished snapshot file and
-# the release being served; what each file was made from, by path, for the manifest
-# (``ReleaseFile.made_from``). ``write_release_files`` writes every file the server sends.
-ReleaseWriter = Callable[[Path, Path, PublishedRelease | None], Mapping[str, Mapping[str, Any]] | None]
+# the release being served, DuckDB spilling past the memory limit; what each file was made from,
+# by path, for the manifest (``ReleaseFile.made_from``). ``write_release_files`` writes every file the server sends.
+ReleaseWriter = Callable[[Path, Path, PublishedRelease | None, str | None], Mapping[str, Mapping[str, Any]] | None]
 # Runs once the release folder is complete and sealed, before CURRENT switches to it (e.g. the
 # upload to an object store): if it raises, nothing is published.
 BeforeSwitch = Callable[[Path], None]
@@ -61,7 +61,7 @@ def publish_release(
     the snapshot and the manifest. ``before_switch(folder)`` runs on the finished release before
     ``CURRENT`` names it; a release it refuses is removed, and nothing is published.
     ``write_files`` is the server's files unless a caller publishes a snapshot alone. DuckDB
-    spills past ``memory_limit`` while it writes the snapshot.
+    spills past ``memory_limit`` while it writes the snapshot and the files.
     """
     store.mkdir(parents=True, exist_ok=True)
     remove_stale_staging_files(store)
@@ -82,7 +82,7 @@ def publish_release(
             [version, published_at, inputs_fingerprint],
             memory_limit,
         )
-        made_from = write_files(staging, staging / SNAPSHOT_FILE, previous)
+        made_from = write_files(staging, staging / SNAPSHOT_FILE, previous, memory_limit)
         files = describe_files(staging, previous, made_from)
         shared = link_unchanged(staging, files, previous)
         write_manifest(staging, version, marts.base_url, published_at.isoformat(), files)

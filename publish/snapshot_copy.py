@@ -23,6 +23,7 @@ import duckdb
 
 from release.local_store import SNAPSHOT_FILE, SnapshotError, open_snapshot, sql_string, table_keys
 from release.manifest import PublishedRelease
+from release.snapshot import spilling_config
 from warehouse.contract import (
     ASK_TABLES,
     MARTS_SCHEMA,
@@ -76,13 +77,15 @@ def copy_statement(table: str) -> str:
     return f'SELECT * FROM {{marts}}."{table}"{order}'
 
 
+def described_columns(connection: duckdb.DuckDBPyConnection, relation: str) -> list[list[str]]:
+    """The columns of ``relation`` (quoted), each as its name and type."""
+    return [list(column[:2]) for column in connection.execute(f"DESCRIBE {relation}").fetchall()]
+
+
 def table_columns(contents: RelationContents, table: str) -> list[list[str]]:
     """The columns of the mart ``table``, each as its name and type."""
     try:
-        return [
-            list(column[:2])
-            for column in contents.connection.execute(f"DESCRIBE {contents.relation(MARTS_SCHEMA, table)}").fetchall()
-        ]
+        return described_columns(contents.connection, contents.relation(MARTS_SCHEMA, table))
     except duckdb.CatalogException as error:
         raise missing_table(error) from error
 
@@ -150,8 +153,7 @@ def reusable_tables(previous_snapshot: Path, marts: BuildMarts) -> Reuse:
             table
             for table in set(marts.tables) & set(PATCHED_BY) & set(recorded) - kept
             if PATCHED_BY[table] in {name for name, _ in marts.columns[table]}
-            and [list(column[:2]) for column in connection.execute(f'DESCRIBE "{table}"').fetchall()]
-            == marts.columns[table]
+            and described_columns(connection, f'"{table}"') == marts.columns[table]
         }
         if not kept | patchable or (kept == set(recorded) and not patchable):
             return Reuse(frozenset(kept))
@@ -219,7 +221,7 @@ def write_snapshot(
     reuse = reusable_tables(previous_snapshot, marts) if previous_snapshot and previous_snapshot.is_file() else Reuse()
     if reuse.kept or reuse.patchable:
         shutil.copyfile(previous_snapshot, snapshot_file)
-    connection = duckdb.connect(str(snapshot_file), config={"memory_limit": memory_limit} if memory_limit else {})
+    connection = duckdb.connect(str(snapshot_file), config=spilling_config(memory_limit))
     patched = []
     try:
         present = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}

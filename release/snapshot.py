@@ -122,6 +122,11 @@ DICTIONARY_QUERY = f"SELECT * FROM {DATA_DICTIONARY_TABLE} ORDER BY table_name, 
 SERVING_CONFIG = {"threads": 1}
 
 
+def spilling_config(memory_limit: str | None) -> dict[str, str]:
+    """DuckDB's configuration for a connection that spills to disk past ``memory_limit`` (None: DuckDB's own)."""
+    return {"memory_limit": memory_limit} if memory_limit else {}
+
+
 def _open(path: Path, tables: tuple[str, ...], release: Release | None, config: dict[str, Any]) -> Snapshot:
     """The snapshot file at ``path`` with ``tables`` read, DuckDB configured with ``config``; its
     version is the release's when it has one."""
@@ -151,7 +156,7 @@ def read_snapshot(path: Path, memory_limit: str | None = None) -> Snapshot:
     """The snapshot file at ``path``, to write its release's files at publish (the large tables
     are read a batch at a time with ``Snapshot.stream``), on every core; DuckDB spills past
     ``memory_limit``."""
-    return _open(path, SERVED_TABLES, None, {"memory_limit": memory_limit} if memory_limit else {})
+    return _open(path, SERVED_TABLES, None, spilling_config(memory_limit))
 
 
 def load_snapshot(store: Path, version: str) -> Snapshot:

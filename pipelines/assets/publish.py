@@ -1,6 +1,5 @@
 """The publish asset: the marts into a new immutable snapshot, then ``CURRENT`` switches."""
 
-import functools
 import hashlib
 import time
 
@@ -9,7 +8,6 @@ from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Materiali
 from intake.store import IntakeStore
 from pipelines.resources import SettingsResource, WarehouseResource
 from publish.new_release import publish_release
-from publish.release_files import write_release_files
 from release.object_store import ReleaseStore
 from warehouse.asked_questions import ASKED_QUESTIONS_TABLE
 from warehouse.catalog import RAW_SCHEMA, table_names
@@ -68,7 +66,6 @@ def published_snapshot_asset(published_marts: tuple[str, ...]) -> AssetsDefiniti
             resolved.warehouse_path,
             inputs_fingerprint=inputs_fingerprint(warehouse),
             before_switch=(lambda folder: store.publish(folder, context.log.info)) if store else None,
-            write_files=functools.partial(write_release_files, memory_limit=resolved.duckdb_memory_limit),
             memory_limit=resolved.duckdb_memory_limit,
         )
         seconds = time.perf_counter() - started

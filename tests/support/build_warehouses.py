@@ -71,5 +71,5 @@ def publish_snapshot_alone(store: Path, build_warehouse: Path, **options: Any) -
     """``publish_release`` of a small build warehouse, without the server's files unless
     ``write_files`` is given: its marts hold too little for them, and these checks are of the
     snapshot, the staging and the switch."""
-    options.setdefault("write_files", lambda folder, snapshot_file, previous: None)
+    options.setdefault("write_files", lambda folder, snapshot_file, previous, memory_limit: None)
     return publish_release(store, build_warehouse, **options)

@@ -28,7 +28,7 @@ def markers(snapshot: Path) -> dict[str, int]:
         }
 
 
-def write_files(folder: Path, snapshot_file: Path, previous: object) -> None:
+def write_files(folder: Path, snapshot_file: Path, previous: object, memory_limit: str | None) -> None:
     (folder / "api").mkdir()
     (folder / "api" / "products.json").write_bytes(b'{"products": []}')
 

@@ -148,7 +148,7 @@ def test_leftovers_of_a_killed_publish_are_removed_by_the_next(tmp_path: Path):
 
 
 def test_the_manifest_lists_every_file_of_the_release_and_verification_names_what_differs(tmp_path: Path):
-    def write_files(folder: Path, snapshot_file: Path, previous: object) -> None:
+    def write_files(folder: Path, snapshot_file: Path, previous: object, memory_limit: str | None) -> None:
         (folder / "api").mkdir()
         (folder / "api" / "products.json").write_bytes(b'{"products": []}')
 
@@ -176,7 +176,7 @@ def test_the_manifest_lists_every_file_of_the_release_and_verification_names_wha
 
 
 def test_a_publish_that_fails_while_writing_files_leaves_no_folder(tmp_path: Path):
-    def failing(folder: Path, snapshot_file: Path, previous: object) -> None:
+    def failing(folder: Path, snapshot_file: Path, previous: object, memory_limit: str | None) -> None:
         (folder / "half.json").write_bytes(b"{")
         raise OSError("disk full")
 
