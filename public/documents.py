@@ -144,15 +144,24 @@ COLLECTIONS: dict[str, Collection] = {  # by URL path
 }
 
 
+COLLECTION_TAIL = b"]}"  # after a collection's last item
+
+
+def collection_head(snapshot: Snapshot, collection: Collection) -> bytes:
+    """What a collection document begins with, up to its first item: the envelope naming the
+    release, the count, and the key of the list."""
+    head = {**envelope(snapshot, USAGE[collection.usage]), "count": snapshot.count(collection.table)}
+    return orjson.dumps(head)[:-1] + b',"' + collection.key.encode() + b'":['
+
+
 def write_collection(out: BinaryIO, snapshot: Snapshot, collection: Collection) -> None:
     """The collection document, written item by item as its rows are read."""
-    head = {**envelope(snapshot, USAGE[collection.usage]), "count": snapshot.count(collection.table)}
-    out.write(orjson.dumps(head)[:-1] + b',"' + collection.key.encode() + b'":[')
+    out.write(collection_head(snapshot, collection))
     hidden, json_columns = collection.drop(snapshot), snapshot.json_columns(collection.table)
     for number, row in enumerate(snapshot.stream(collection.table)):
         out.write(b"," if number else b"")
         out.write(encoded_record(row, drop=hidden, json=json_columns))
-    out.write(b"]}")
+    out.write(COLLECTION_TAIL)
 
 
 def write_full_text(out: BinaryIO, snapshot: Snapshot) -> None:

@@ -4,6 +4,9 @@ A document written in Python may read any table; one written by a DuckDB stateme
 says which it reads (``Document.tables``), so that a publish knows when it is unchanged. A document
 that names its release (version, time) cannot be taken from another release: a collection names
 it only in its head, before its items, so its body is kept across releases (``publish.restamp``).
+A document listing the rows of a table patched by row (``PATCHED_BY``: the claims, the products)
+is written in parts that a later release copies where their rows did not change
+(``publish.parted_files``).
 """
 
 from __future__ import annotations
@@ -16,11 +19,11 @@ from typing import Any, BinaryIO
 
 from public import documents, openapi
 from publish import crawler_files
-from release.codecs import COPY_BYTES
+from publish.parted_files import PartedLayout, collection_parts, json_lines_parts
+from release.codecs import COPY_BYTES, ZSTD_LEVEL
 from release.folder import CAPABILITIES, CLAIMS, FULL_TEXT, LLMS, OPENAPI, PRESS_KIT, ROBOTS
-from release.local_store import sql_string
 from release.snapshot import Snapshot
-from warehouse.contract import table_query
+from warehouse.contract import PATCHED_BY
 
 # Writes one file of the release (at the path given) from the snapshot.
 FileWriter = Callable[[Path, Snapshot], None]
@@ -43,21 +46,13 @@ def whole(build: Callable[[Snapshot], dict[str, Any]]) -> FileWriter:
     return streamed(lambda out, snapshot: out.write(documents.encode(build(snapshot))))
 
 
-def json_lines(table: str) -> FileWriter:
-    """A file writer of ``table`` as JSON lines, in ``TABLE_ORDER``, written by DuckDB."""
-
-    def write_file(target: Path, snapshot: Snapshot) -> None:
-        snapshot.connection.execute(f"COPY ({table_query(table)}) TO {sql_string(str(target))} (FORMAT json)")
-
-    return write_file
-
-
 @dataclass(frozen=True)
 class Document:
     """A fixed document: how it is written, what it is made from besides the code, and how it
     names the release it belongs to."""
 
-    write: FileWriter
+    # How it is written whole; None for a document written in parts (``parted``).
+    write: FileWriter | None = None
     # The tables it reads; None for any (a document written in Python may read any table).
     tables: tuple[str, ...] | None = None
     # Whether it names its release (version or time), so that no other release holds it.
@@ -65,10 +60,23 @@ class Document:
     # For a document that names its release only in a head before its body: the bytes that end
     # that head (the collection's key opening its list), so that the body is kept (``restamp``).
     body_follows: bytes | None = None
+    # For a document written in parts that a later release copies (``publish.parted_files``).
+    parted: PartedLayout | None = None
 
 
 def collection(listed: documents.Collection) -> Document:
-    """A collection document: it names its release only in its head, before its items."""
+    """A collection document: it names its release only in its head, before its items. Its
+    items are written in parts when its table is patched by row, its body kept whole otherwise."""
+    if listed.table in PATCHED_BY:
+        layout = PartedLayout(
+            listed.table,
+            collection_parts(listed),
+            head=partial(documents.collection_head, collection=listed),
+            separator=b",",
+            tail=documents.COLLECTION_TAIL,
+            zstd_level=ZSTD_LEVEL,
+        )
+        return Document(names_release=True, parted=layout, tables=(listed.table,))
     return Document(
         streamed(partial(documents.write_collection, collection=listed)),
         names_release=True,
@@ -85,7 +93,7 @@ DOCUMENTS: dict[str, Document] = {
     OPENAPI: Document(whole(lambda snapshot: openapi.document(snapshot.base_url, snapshot.dictionary))),
     # DuckDB writes a claim's columns (text, numbers, a date, lists of text) as documents.record
     # would, and ten million reading ids without a Python object each.
-    CLAIMS: Document(json_lines("claims"), tables=("claims",)),
+    CLAIMS: Document(parted=PartedLayout("claims", json_lines_parts), tables=("claims",)),
     FULL_TEXT: Document(streamed(documents.write_full_text)),
 }
 # Served at their own address like the documents above, but outside the API's contract: for crawlers.

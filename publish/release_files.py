@@ -25,6 +25,7 @@ from publish.catalogue import CRAWLER_DOCUMENTS, DOCUMENTS, Document
 from publish.distributions import as_listed, describe_file, write_distributions
 from publish.file_keys import FileMaker, key_of
 from publish.page_packs import write_page_pack
+from publish.parted_files import write_parted
 from publish.restamp import restamp, write_enveloped
 from release.codecs import compress_copies, write_file
 from release.folder import DATA_PACKAGE, DATASET
@@ -77,7 +78,17 @@ def write_document(
     def write() -> list[str]:
         return write_file(maker.folder, path, lambda target: document.write(target, snapshot))
 
-    if document.body_follows is not None:
+    if document.parted is not None:
+        layout = document.parted
+
+        def write_parts() -> list[str]:
+            return write_parted(maker.folder, snapshot, path, layout, maker.previous)
+
+        if document.names_release:
+            write_parts()
+        else:
+            maker.make(key, write_parts)
+    elif document.body_follows is not None:
         if not restamp(maker, snapshot, path, key):
             write_enveloped(maker, path, key, document.body_follows, lambda target: document.write(target, snapshot))
     elif document.names_release:

@@ -26,7 +26,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from release.codecs import ENCODINGS, GZIP_HEADER, deflate_head, gzip_trailer
+from release.codecs import ENCODINGS, GZIP_HEADER, deflate_part, gzip_trailer
 from release.manifest import Manifest, ReleaseError, ReleaseFile, read_manifest, verify
 
 DOWNLOADS_DIR = "api/public/downloads"
@@ -200,7 +200,7 @@ class PageEnvelope:
             raise ReleaseError(
                 f"{folder} has no {PAGE_ENVELOPE}: it was published by an older reuse-data; publish again"
             ) from error
-        return cls(plain, GZIP_HEADER + deflate_head(plain), zlib.crc32(plain))
+        return cls(plain, GZIP_HEADER + deflate_part(plain), zlib.crc32(plain))
 
 
 @dataclass

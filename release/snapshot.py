@@ -101,16 +101,23 @@ class Snapshot:
         """The rows of ``sql`` as dicts, ``batch`` rows in memory at a time, on a cursor of their own."""
         cursor = self.cursor()
         try:
-            cursor.execute(sql)
-            names = [d[0] for d in cursor.description]
-            while rows := cursor.fetchmany(batch):
-                for row in rows:
-                    yield dict(zip(names, row, strict=True))
+            yield from streamed_rows(cursor, sql, batch)
         finally:
             cursor.close()
 
     def count(self, table: str) -> int:
         return self.query(f'SELECT count(*) AS n FROM "{table}"')[0]["n"]
+
+
+def streamed_rows(
+    cursor: duckdb.DuckDBPyConnection, sql: str, batch: int = STREAM_BATCH_ROWS
+) -> Iterator[dict[str, Any]]:
+    """The rows of ``sql`` on ``cursor`` as dicts, ``batch`` rows in memory at a time."""
+    cursor.execute(sql)
+    names = [d[0] for d in cursor.description]
+    while rows := cursor.fetchmany(batch):
+        for row in rows:
+            yield dict(zip(names, row, strict=True))
 
 
 SNAPSHOT_INFO_QUERY = "SELECT version, published_at, base_url FROM snapshot_info"

@@ -4,15 +4,19 @@ immutable versioned addresses, and one base URL per release."""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import gzip
 import hashlib
 import json
+import shutil
+import subprocess
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import duckdb
 import fsspec
+import numpy as np
 import pandas
 import polars
 import pyarrow.parquet as pq
@@ -21,8 +25,10 @@ import zstandard
 
 from foundations.media_types import media_type_of
 from public.table_descriptions import croissant_format
+from publish import parted_files
 from publish.catalogue import DOCUMENTS
 from publish.new_release import publish_release
+from publish.parted_files import parts_index_path
 from release.folder import DATA_PACKAGE, DATASET, PAGE_ENVELOPE, PAGE_PATHS, Release
 from release.local_store import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 from release.manifest import Manifest, read_manifest, verify
@@ -31,6 +37,7 @@ from tests.api.conftest import BASE_URL
 from tests.support.harness import Server, copy_home, distributed_tables, home_layout, serving
 
 DOWNLOADS = "/api/public/downloads"
+GZIP_ONLY = {"Accept-Encoding": "gzip"}
 
 
 def url(server: Server, path: str) -> str:
@@ -199,6 +206,10 @@ def release_naming_files(manifest: Manifest) -> set[str]:
     """The files of a release that name it (its version or time): no other release holds them."""
     named = {SNAPSHOT_FILE, PAGE_ENVELOPE, DATASET, DATA_PACKAGE}
     named |= {path for path, document in DOCUMENTS.items() if document.names_release}
+    # Where a parted document's parts lie in its gzip copy follows its head, which names the release.
+    named |= {
+        parts_index_path(path) for path, document in DOCUMENTS.items() if document.names_release and document.parted
+    }
     return {path for path in manifest.files if path in named or path.rsplit(".", 1)[0] in named}
 
 
@@ -302,3 +313,85 @@ def test_documents_said_not_to_name_their_release_are_the_same_in_any_release(de
     manifest, earlier = read_manifest(second.path), read_manifest(first.path)
     differing = {path for path in manifest.files if manifest.files[path].sha256 != earlier.files[path].sha256}
     assert differing <= release_naming_files(manifest)
+
+
+def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file(
+    demo_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+):
+    """The claims and the products, cut into parts of about two products (the demo's catalogue in
+    many parts): a publish after one product changed encodes that product's part alone, copies
+    the others, plain and deflated, and its files are those of a whole rewrite; curl, pandas,
+    polars and DuckDB read them, and their gzip copies, as one file."""
+    monkeypatch.setattr(parted_files, "GROUPS_PER_PART", 2)
+    encoded: dict[str, list[int]] = {}  # path -> how many parts each publish encoded
+    for path, document in list(DOCUMENTS.items()):
+        if document.parted is not None:
+
+            def counted(parts: parted_files.PartsToEncode, path: str = path, encode=document.parted.encode):
+                encoded.setdefault(path, []).append(len(parts.wanted))
+                return encode(parts)
+
+            layout = dataclasses.replace(document.parted, encode=counted)
+            monkeypatch.setitem(DOCUMENTS, path, dataclasses.replace(document, parted=layout))
+    parted = sorted(encoded.keys() | {path for path, document in DOCUMENTS.items() if document.parted})
+    assert parted == ["api/public/claims.jsonl", "api/public/products.json"]
+
+    home = copy_home(demo_home, tmp_path / "home")
+    store, warehouse = home_layout(home).snapshots_dir, home_layout(home).warehouse_path
+    shutil.rmtree(store)  # a store of releases cut this way
+    first = publish_release(store, warehouse)
+    parts = {path: len(np.load(first.path / parts_index_path(path))) for path in parted}
+    assert all(count >= 10 for count in parts.values()), parts
+    assert {path: counts[-1] for path, counts in encoded.items()} == parts  # no release before: every part
+
+    with duckdb.connect(str(warehouse)) as connection:
+        [(product,)] = connection.execute("SELECT min(product_slug) FROM marts.claims").fetchall()
+        connection.execute(
+            "UPDATE marts.products SET product_name = product_name || ' (revised)' WHERE product_slug = $1", [product]
+        )
+        connection.execute(
+            "CREATE TABLE marts.revised_claims AS SELECT * REPLACE (CASE WHEN product_slug = $1 "
+            "THEN claim || ' (revised)' ELSE claim END AS claim) FROM marts.claims",
+            [product],
+        )
+        connection.execute("DROP VIEW marts.claims")
+        connection.execute("ALTER TABLE marts.revised_claims RENAME TO claims")
+    second = publish_release(store, warehouse)
+    assert {path: counts[-1] for path, counts in encoded.items()} == dict.fromkeys(parted, 1)
+    for path in parted:
+        old, new = np.load(first.path / parts_index_path(path)), np.load(second.path / parts_index_path(path))
+        assert len(set(old["source"]) - set(new["source"])) == 1, path  # one part changed, the rest copied
+
+    whole = publish_release(tmp_path / "whole", warehouse, now=second.published_at)
+    ours, rewritten = read_manifest(second.path).files, read_manifest(whole.path).files
+    for path in parted:
+        for copy in (path, path + ".gz", path + ".zst", parts_index_path(path)):
+            if copy in ours or copy in rewritten:
+                assert ours[copy].sha256 == rewritten[copy].sha256, copy
+
+    claims_file, products_file = second.path / "api/public/claims.jsonl", second.path / "api/public/products.json"
+    claims = [json.loads(line) for line in claims_file.read_text().splitlines()]
+    revised = [claim for claim in claims if claim["claim"].endswith(" (revised)")]
+    assert revised and {claim["product_slug"] for claim in revised} == {product}
+    assert [claim["claim_id"] for claim in claims] == sorted(claim["claim_id"] for claim in claims)
+    gzipped = f"{claims_file}.gz"
+    assert gzip.decompress(Path(gzipped).read_bytes()) == claims_file.read_bytes()
+    assert duckdb.sql(f"SELECT count(*) FROM read_json('{gzipped}')").fetchall() == [(len(claims),)]
+    assert len(pandas.read_json(gzipped, lines=True)) == polars.read_ndjson(gzipped).height == len(claims)
+    with serving(home) as server:
+        for path, body in (("/api/public/claims.jsonl", claims_file), ("/api/public/products.json", products_file)):
+            for coding in ("gzip", "zstd"):
+                done = subprocess.run(
+                    ["curl", "-sS", "--compressed", "-H", f"Accept-Encoding: {coding}", "-D", "-", url(server, path)],
+                    capture_output=True,
+                    check=True,
+                )
+                head, _, received = done.stdout.partition(b"\r\n\r\n")
+                assert f"content-encoding: {coding}".encode() in head.lower(), (path, coding)
+                assert received == body.read_bytes(), (path, coding)
+        served = pandas.read_json(url(server, "/api/public/claims.jsonl"), lines=True, storage_options=GZIP_ONLY)
+        assert len(served) == len(claims)
+        listed = json.loads(gzip.decompress(server.get("/api/public/products.json", headers=GZIP_ONLY).body))
+        assert next(item for item in listed["products"] if item["product_slug"] == product)["product_name"].endswith(
+            " (revised)"
+        )

@@ -1,0 +1,231 @@
+"""Large files that a tester's sheet changes in a few places, written from parts a later release copies.
+
+Such a file lists the rows of a table that a publish patches by row (``PATCHED_BY``: claims by
+product, products by product) in ``TABLE_ORDER``. Its rows are cut into parts: runs of groups
+(products) in that order, a run ending after each group whose key hashes to a multiple of
+``GROUPS_PER_PART`` (content-defined, as in rsync: a new or removed product moves no other part's
+bounds). A part's source is what its rows hash to under this code. The file is a head, its parts
+with a separator between them, and a tail; its gzip copy is one member of the same pieces,
+each deflated apart (``release.codecs.GzipParts``). An index beside them (``parts_index_path``)
+says where each part lies in both and what it was made from.
+
+The next release takes a part whose source it finds in that index as it is, plain and deflated,
+and encodes only the others: one sheet re-encodes a part or two, not ten million rows. A release
+with no index before it encodes every part, through the same code, so that its bytes are the
+same as if it had taken them (``tests/api/test_release.py``). The zstd copy is compressed whole
+(``release.codecs.zstd_copy``): the claims at a fast level (700 MB at 10M readings), the
+products at the usual one (zstd's fast levels save nothing over gzip on them).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import itertools
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import numpy as np
+
+from public import documents
+from public.documents import encoded_record
+from publish.file_keys import producer_digest
+from release.codecs import ENCODINGS, ZSTD_FAST_LEVEL, GzipParts, zstd_copy
+from release.local_store import sql_string
+from release.manifest import PublishedRelease
+from release.snapshot import Snapshot, streamed_rows
+from warehouse.contract import PATCHED_BY, TABLE_ORDER
+
+# One product in this many ends a part: about 512 products a part. Each part's gzip starts with
+# no history, so small parts compress worse: parts of 64 products made products.json.gz 26 %
+# larger than one gzip of the whole; parts of 512, 4 % (claims.jsonl: 7 % and 1 %). A sheet
+# re-encodes one part: 1 MB of products, 4 MB of claims.
+GROUPS_PER_PART = 512
+PARTS_DIR = "records/parts"
+
+
+def parts_index_path(path: str) -> str:
+    """Where the index of the parted file ``path`` lies in its release."""
+    return f"{PARTS_DIR}/{path}.npy"
+
+
+# Each part of a file, in file order: its source, and where it lies in the plain file and in
+# the gzip copy's deflate stream.
+PART_DTYPE = np.dtype(
+    [("source", "<u8"), ("plain_at", "<u8"), ("plain_length", "<u8"), ("deflate_at", "<u8"), ("deflate_length", "<u8")]
+)
+
+
+@dataclass(frozen=True)
+class PartsToEncode:
+    """The parts of ``table`` a file needs encoded: their numbers in file order and each one's
+    row count. ``cursor`` holds the temporary table ``part_of`` (``parts_query``); DuckDB may
+    write into ``scratch``."""
+
+    snapshot: Snapshot
+    cursor: duckdb.DuckDBPyConnection
+    table: str
+    wanted: list[int]
+    rows: list[int]
+    scratch: Path
+
+    def query(self) -> str:
+        """Their rows, in file order (part, then ``TABLE_ORDER``)."""
+        order = ", ".join(f"row.{column.strip()}" for column in TABLE_ORDER[self.table].split(","))
+        return (
+            f'SELECT row.* FROM "{self.table}" AS row JOIN part_of '
+            f'ON part_of.group_key IS NOT DISTINCT FROM row."{PATCHED_BY[self.table]}" '
+            f"WHERE part_of.part IN ({', '.join(map(str, self.wanted))}) ORDER BY part_of.part, {order}"
+        )
+
+
+# Encodes the parts of a file, a part's bytes at a time.
+PartEncoder = Callable[[PartsToEncode], Iterator[bytes]]
+
+
+@dataclass(frozen=True)
+class Part:
+    """A run of groups of rows: its number in file order, its rows, and its source."""
+
+    number: int
+    rows: int
+    source: int
+
+
+@dataclass(frozen=True)
+class PartedLayout:
+    """How a document is made of its parts: how they are encoded, the ``head`` before them (made
+    for each release), the ``separator`` between two, the ``tail``; and the level its zstd copy
+    is compressed at, whole, each time."""
+
+    table: str
+    encode: PartEncoder
+    head: Callable[[Snapshot], bytes] = lambda snapshot: b""
+    separator: bytes = b""
+    tail: bytes = b""
+    zstd_level: int = ZSTD_FAST_LEVEL
+
+
+def table_parts(cursor: duckdb.DuckDBPyConnection, table: str) -> list[Part]:
+    """The parts of ``table`` in file order; each group's part in ``cursor``'s temporary table ``part_of``."""
+    group, order = f'"{PATCHED_BY[table]}"', TABLE_ORDER[table]
+    rows = cursor.execute(
+        f"SELECT {group}, count(*), sum(hash(row)), hash({group}) % {GROUPS_PER_PART} = 0 "
+        f'FROM "{table}" AS row GROUP BY {group} ORDER BY min(({order}))'
+    ).fetchall()
+    code = producer_digest().encode()
+    parts: list[Part] = []
+    groups: list[str] = []
+    numbers: list[int] = []
+    members: list[tuple[str, int, int]] = []
+    for index, (key, count, row_hash, ends) in enumerate(rows):
+        groups.append(key)
+        numbers.append(len(parts))
+        members.append((key, count, int(row_hash)))
+        if ends or index == len(rows) - 1:
+            digest = hashlib.blake2b(repr(members).encode(), digest_size=8, key=code[:64])
+            parts.append(Part(len(parts), sum(m[1] for m in members), int.from_bytes(digest.digest(), "little")))
+            members = []
+    cursor.execute(
+        "CREATE OR REPLACE TEMP TABLE part_of AS SELECT unnest($groups) AS group_key, unnest($parts) AS part",
+        {"groups": groups, "parts": numbers},
+    )
+    return parts
+
+
+def previous_parts(previous: PublishedRelease | None, path: str) -> dict[int, np.void]:
+    """The parts of ``path`` in ``previous`` by source: none without its index, plain file and gzip copy."""
+    if previous is None:
+        return {}
+    files = [previous.folder / name for name in (path, path + ENCODINGS["gzip"], parts_index_path(path))]
+    if not all(file.is_file() for file in files):
+        return {}
+    try:
+        index = np.load(files[2], allow_pickle=False)
+    except (OSError, ValueError):
+        return {}
+    if index.dtype != PART_DTYPE:
+        return {}
+    return {int(row["source"]): row for row in index}
+
+
+def write_parted(
+    folder: Path, snapshot: Snapshot, path: str, layout: PartedLayout, previous: PublishedRelease | None
+) -> list[str]:
+    """Write ``path``, its gzip copy, its zstd copy where it saves enough, and its parts' index,
+    copying from ``previous`` each part whose source it holds; the paths written."""
+    target = folder / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    before = previous_parts(previous, path)
+    with contextlib.ExitStack() as stack:
+        cursor = snapshot.cursor()
+        stack.callback(cursor.close)
+        parts = table_parts(cursor, layout.table)
+        index = np.zeros(len(parts), dtype=PART_DTYPE)
+        wanted = [part.number for part in parts if part.source not in before]
+        scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=folder, prefix=".parts-")))
+        to_encode = PartsToEncode(snapshot, cursor, layout.table, wanted, [parts[n].rows for n in wanted], scratch)
+        fresh = layout.encode(to_encode)
+        plain = stack.enter_context(target.open("wb"))
+        gzipped = GzipParts(stack.enter_context((folder / (path + ENCODINGS["gzip"])).open("wb")))
+        if before:
+            old_plain = stack.enter_context((previous.folder / path).open("rb")).fileno()
+            old_gzip = stack.enter_context((previous.folder / (path + ENCODINGS["gzip"])).open("rb")).fileno()
+
+        def piece(data: bytes, deflated: bytes | None = None) -> tuple[int, int, int]:
+            at = plain.tell()
+            if not data:  # an empty head or separator adds nothing to either
+                return at, 0, 0
+            plain.write(data)
+            return (at, *gzipped.add(data, deflated))
+
+        piece(layout.head(snapshot))
+        for part in parts:
+            if part.number:
+                piece(layout.separator)
+            old = before.get(part.source)
+            if old is not None:
+                data = os.pread(old_plain, int(old["plain_length"]), int(old["plain_at"]))
+                placed = piece(data, os.pread(old_gzip, int(old["deflate_length"]), int(old["deflate_at"])))
+            else:
+                data = next(fresh)
+                placed = piece(data)
+            index[part.number] = (part.source, placed[0], len(data), placed[1], placed[2])
+        piece(layout.tail)
+        gzipped.close()
+    index_file = folder / parts_index_path(path)
+    index_file.parent.mkdir(parents=True, exist_ok=True)
+    with index_file.open("wb") as out:  # np.save would add .npy to a name without it
+        np.save(out, index, allow_pickle=False)
+    return [path, path + ENCODINGS["gzip"], *zstd_copy(folder, path, layout.zstd_level), parts_index_path(path)]
+
+
+def json_lines_parts(parts: PartsToEncode) -> Iterator[bytes]:
+    """The parts as JSON lines, written by DuckDB (a line per row: DuckDB escapes the line breaks
+    within a value)."""
+    if not parts.wanted:
+        return
+    lines = parts.scratch / "parts.jsonl"
+    parts.cursor.execute(f"COPY ({parts.query()}) TO {sql_string(str(lines))} (FORMAT json)")
+    with lines.open("rb") as written:
+        for count in parts.rows:
+            yield b"".join(itertools.islice(written, count))
+
+
+def collection_parts(collection: documents.Collection) -> PartEncoder:
+    """The parts of ``collection``'s items, each part its items joined by commas."""
+
+    def encode(parts: PartsToEncode) -> Iterator[bytes]:
+        if not parts.wanted:
+            return
+        hidden, json_columns = collection.drop(parts.snapshot), parts.snapshot.json_columns(parts.table)
+        items = streamed_rows(parts.cursor, parts.query())
+        for count in parts.rows:
+            encoded = (encoded_record(row, drop=hidden, json=json_columns) for row in itertools.islice(items, count))
+            yield b",".join(encoded)
+
+    return encode
