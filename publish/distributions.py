@@ -11,25 +11,29 @@ from public import table_descriptions
 from public.openapi import BENCH_COLUMNS, OPERATIONS
 from publish.catalogue import DOCUMENTS
 from publish.file_keys import FileMaker, key_of
+from publish.parquet_parts import write_table_parquet
 from release.codecs import compress_copies
 from release.folder import DOWNLOADS_DIR, RELEASES_PREFIX
-from release.local_store import sql_string
+from release.local_store import SNAPSHOT_FILE, sql_string
 from release.snapshot import Snapshot
 from warehouse.contract import STORED_ORDER, TABLE_ORDER
 
 # Every distributed table goes as Parquet; these also as text, for spreadsheets and line tools.
 # (Not the per-sample readings: at 10M readings their CSV is 2.8 GB to the Parquet's 0.3 GB.)
 TEXT_FORMATS: dict[str, tuple[str, ...]] = {"bench_measurements": ("csv", "jsonl")}
+# (Parquet's row groups: ``publish.parquet_parts``.)
 COPY_OPTIONS = {"parquet": "FORMAT parquet, COMPRESSION zstd", "csv": "FORMAT csv, HEADER", "jsonl": "FORMAT json"}
 FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON lines"}
 
 
 def write_distributions(
-    maker: FileMaker, snapshot: Snapshot, keys: dict[str, str]
+    maker: FileMaker, snapshot: Snapshot, keys: dict[str, str], previous_keys: dict[str, str]
 ) -> tuple[list[dict[str, Any]], dict[str, table_descriptions.DescribedTable]]:
     """Each public table as Parquet (the bench measurements also as CSV and JSON lines): their
     dataset.json entries, the collections' documents included, and each table as written,
-    described by the data dictionary."""
+    described by the data dictionary. A large patched table's Parquet keeps the row groups of
+    the release before that still hold (``publish.parquet_parts``; ``previous_keys``: the keys
+    of that release's tables)."""
     folder = maker.folder
     (folder / DOWNLOADS_DIR).mkdir(parents=True, exist_ok=True)
     written: list[tuple[str, str, str | None]] = []  # (path, what it holds, its table)
@@ -40,21 +44,30 @@ def write_distributions(
             if table == "bench_measurements"
             else snapshot.public_columns(table)
         )
-        select = f'SELECT {columns} FROM "{table}"'
-        tables[table] = table_descriptions.describe_table(
-            snapshot.connection, table, select, snapshot.dictionary[table]
-        )
-        if order := STORED_ORDER.get(table) or TABLE_ORDER.get(table):  # the same bytes however the rows lie
-            select += f" ORDER BY {order}"
+        rows = f'SELECT {columns} FROM "{table}"'
+        tables[table] = table_descriptions.describe_table(snapshot.connection, table, rows, snapshot.dictionary[table])
+        order = STORED_ORDER.get(table) or TABLE_ORDER.get(table)  # the same rows however they lie
+        select = rows + (f" ORDER BY {order}" if order else "")
         for extension in ("parquet", *TEXT_FORMATS.get(table, ())):
             path = f"{DOWNLOADS_DIR}/{table}.{extension}"
+
+            def key(table_key: str | None, select: str = select, options: str = COPY_OPTIONS[extension]) -> str:
+                """The key of this file made from the table keyed ``table_key``."""
+                return key_of("copy", select, options, table_key)
 
             def copy(path: str = path, select: str = select, options: str = COPY_OPTIONS[extension]) -> list[str]:
                 destination = sql_string(str(folder / path))
                 snapshot.connection.execute(f"COPY ({select}) TO {destination} ({options})")
                 return [path, *compress_copies(folder, path)]
 
-            maker.make(key_of("copy", select, COPY_OPTIONS[extension], keys[table]), copy)
+            def parquet(path: str = path, table: str = table, rows: str = rows, key=key) -> list[str]:
+                before = None
+                if made_before := maker.previous_files(key(previous_keys.get(table))):  # by this code, from that table
+                    before = (maker.previous.path_of(made_before[0]), maker.previous.folder / SNAPSHOT_FILE)
+                write_table_parquet(snapshot.connection, folder / path, table, rows, COPY_OPTIONS["parquet"], before)
+                return [path]
+
+            maker.make(key(keys[table]), parquet if extension == "parquet" else copy)
             written.append((path, f"The {table} table, whole ({FORMAT_NAMES[extension]})", table))
     for operation in OPERATIONS:  # the collections, downloadable as they are served
         path = operation.path.lstrip("/")

@@ -29,7 +29,7 @@ from publish.parted_files import write_parted
 from publish.restamp import restamp, write_enveloped
 from release.codecs import compress_copies, write_file
 from release.folder import DATA_PACKAGE, DATASET
-from release.local_store import table_keys
+from release.local_store import SNAPSHOT_FILE, open_snapshot, table_keys
 from release.manifest import PublishedRelease
 from release.snapshot import Snapshot, read_snapshot
 from warehouse.reference_data import SECTIONS
@@ -46,7 +46,7 @@ def write_release_files(
     try:
         keys = table_keys(snapshot.connection)
         every_table = sorted(keys.items())
-        downloads, tables = write_distributions(maker, snapshot, keys)
+        downloads, tables = write_distributions(maker, snapshot, keys, previous_table_keys(previous))
         for path, document in DOCUMENTS.items():
             write_document(maker, snapshot, path, document, every_table)
         distributions = [describe_file(maker, entry) for entry in downloads]
@@ -66,6 +66,15 @@ def write_release_files(
     finally:
         snapshot.connection.close()
     return maker.made_from
+
+
+def previous_table_keys(previous: PublishedRelease | None) -> dict[str, str]:
+    """The keys of the tables of ``previous``'s snapshot (none without one)."""
+    snapshot_file = previous.folder / SNAPSHOT_FILE if previous is not None else None
+    if snapshot_file is None or not snapshot_file.is_file():
+        return {}
+    with open_snapshot(snapshot_file) as connection:
+        return table_keys(connection)
 
 
 def write_document(
