@@ -3,11 +3,12 @@
 The readings' and the claims' Parquet files list their rows by a unique key (``TABLE_ORDER``:
 ``reading_id``, ``claim_id``), which begins with the product the row belongs to; each row group
 of the file holds a run of keys, exactly as its statistics say (minimum and maximum, marked
-exact). A publish compares each product's rows (``PATCHED_BY``) with the snapshot before (row
-count and row hashes, as the patch does). A row group of the file before whose run of keys no
-changed, new or removed product reaches, before or after its change, holds exactly the rows
-the new file needs there: its bytes are copied (``release.parquet_footer``). The rows between
-the row groups kept are written by DuckDB, a run of keys at a time, and the file is put
+exact). A publish compares each product's rows (``PATCHED_BY``) with the snapshot before: their
+count, the sum of their hashes and their first and last keys, as each snapshot recorded them
+(``SNAPSHOT_GROUPS_TABLE``). A row group of the file before whose run of keys no changed, new
+or removed product reaches, before or after its change, holds exactly the rows the new file
+needs there: its bytes are copied (``release.parquet_footer``). The rows between the row groups
+kept are written by DuckDB, a run of keys at a time, and the file is put
 together in key order.
 
 The file so made holds the rows a whole rewrite would, in the same order, with the same schema
@@ -30,7 +31,7 @@ from typing import BinaryIO
 
 import duckdb
 
-from publish.snapshot_copy import PATCH_AT_MOST
+from publish.snapshot_copy import PATCH_AT_MOST, stored_groups
 from release.local_store import sql_string
 from release.parquet_footer import (
     CHUNK_META,
@@ -98,26 +99,26 @@ def key_runs(footer: FileFooter, key: str) -> list[KeyRun]:
     return runs
 
 
-CHANGED_PRODUCTS_SQL = """
-    WITH new AS ({groups} FROM main."{table}" AS row GROUP BY ALL),
-         old AS ({groups} FROM previous."{table}" AS row GROUP BY ALL)
+CHANGED_GROUPS_SQL = """
     SELECT least(new.low, old.low), greatest(new.high, old.high)
-    FROM new FULL OUTER JOIN old USING (group_key)
+    FROM ({new}) AS new FULL OUTER JOIN ({old}) AS old USING (group_key)
     WHERE new.n IS DISTINCT FROM old.n OR new.h IS DISTINCT FROM old.h
 """
 
 
 def changed_key_runs(cursor: duckdb.DuckDBPyConnection, table: str) -> tuple[list[tuple[str, str]], int]:
-    """The key runs of the products whose rows differ from the snapshot attached as ``previous``
-    (before or after the change, whichever is wider), and how many products there are."""
-    key = TABLE_ORDER[table]
-    groups = (
-        f'SELECT "{PATCHED_BY[table]}" AS group_key, count(*) AS n, sum(hash(row)) AS h, '
-        f"min({key}) AS low, max({key}) AS high"
-    )
-    changed = cursor.execute(CHANGED_PRODUCTS_SQL.format(groups=groups, table=table)).fetchall()
-    [(products,)] = cursor.execute(f'SELECT count(DISTINCT "{PATCHED_BY[table]}") FROM main."{table}"').fetchall()
-    return changed, products
+    """The runs of keys of the products whose rows differ from the snapshot attached as
+    ``previous`` (before or after the change, whichever is wider), and how many products there
+    are: from the groups each snapshot recorded (``SNAPSHOT_GROUPS_TABLE``)."""
+    new, old = stored_groups(table), stored_groups(table, "previous")
+    try:
+        changed = cursor.execute(CHANGED_GROUPS_SQL.format(new=new, old=old)).fetchall()
+        [(groups,)] = cursor.execute(f"SELECT count(*) FROM ({new})").fetchall()
+    except duckdb.CatalogException as error:
+        raise ParquetLayoutError(f"a snapshot without the record of its groups ({error})") from error
+    if any(low is None for low, _ in changed):
+        raise ParquetLayoutError("groups recorded without their keys")
+    return changed, groups
 
 
 def write_table_parquet(
@@ -144,6 +145,7 @@ def write_table_parquet(
         try:
             with tempfile.TemporaryDirectory(dir=target.parent, prefix=".row-groups-") as scratch:
                 if kept := _reuse(connection, target, table, select, before, copy, Path(scratch)):
+                    log.info("%s: %d row groups kept from the release before", target.name, kept)
                     return kept
         except ParquetLayoutError as error:
             log.warning("%s written whole: %s", target.name, error)

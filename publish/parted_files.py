@@ -4,7 +4,8 @@ Such a file lists the rows of a table that a publish patches by row (``PATCHED_B
 product, products by product) in ``TABLE_ORDER``. Its rows are cut into parts: runs of groups
 (products) in that order, a run ending after each group whose key hashes to a multiple of
 ``GROUPS_PER_PART`` (content-defined, as in rsync: a new or removed product moves no other part's
-bounds). A part's source is what its rows hash to under this code. The file is a head, its parts
+bounds). A part's source is what its rows hash to under this code (each group's count and row
+hashes, as the snapshot recorded them: ``SNAPSHOT_GROUPS_TABLE``). The file is a head, its parts
 with a separator between them, and a tail; its gzip copy is one member of the same pieces,
 each deflated apart (``release.codecs.GzipParts``). An index beside them (``parts_index_path``)
 says where each part lies in both and what it was made from.
@@ -34,6 +35,7 @@ import numpy as np
 from public import documents
 from public.documents import encoded_record
 from publish.file_keys import producer_digest
+from publish.snapshot_copy import stored_groups
 from release.codecs import ENCODINGS, ZSTD_FAST_LEVEL, GzipParts, zstd_copy
 from release.local_store import sql_string
 from release.manifest import PublishedRelease
@@ -63,7 +65,7 @@ PART_DTYPE = np.dtype(
 @dataclass(frozen=True)
 class PartsToEncode:
     """The parts of ``table`` a file needs encoded: their numbers in file order and each one's
-    row count. ``cursor`` holds the temporary table ``part_of`` (``parts_query``); DuckDB may
+    row count. ``cursor`` holds the temporary table ``part_of`` (``table_parts``); DuckDB may
     write into ``scratch``."""
 
     snapshot: Snapshot
@@ -114,8 +116,10 @@ def table_parts(cursor: duckdb.DuckDBPyConnection, table: str) -> list[Part]:
     """The parts of ``table`` in file order; each group's part in ``cursor``'s temporary table ``part_of``."""
     group, order = f'"{PATCHED_BY[table]}"', TABLE_ORDER[table]
     rows = cursor.execute(
-        f"SELECT {group}, count(*), sum(hash(row)), hash({group}) % {GROUPS_PER_PART} = 0 "
-        f'FROM "{table}" AS row GROUP BY {group} ORDER BY min(({order}))'
+        f"SELECT recorded.group_key, recorded.n, recorded.h, hash(recorded.group_key) % {GROUPS_PER_PART} = 0 "
+        f"FROM ({stored_groups(table)}) AS recorded JOIN "
+        f'(SELECT {group}::VARCHAR AS group_key, min(({order})) AS first FROM "{table}" GROUP BY ALL) AS listed '
+        "ON recorded.group_key IS NOT DISTINCT FROM listed.group_key ORDER BY listed.first"
     ).fetchall()
     code = producer_digest().encode()
     parts: list[Part] = []

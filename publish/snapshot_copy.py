@@ -30,8 +30,10 @@ from warehouse.contract import (
     PATCHED_BY,
     PUBLISH_CHECKS,
     PUBLISHED_MARTS_SQL,
+    SNAPSHOT_GROUPS_TABLE,
     SNAPSHOT_INFO_TABLE,
     STORED_ORDER,
+    TABLE_ORDER,
 )
 from warehouse.relation_keys import RelationContents, relation_key
 
@@ -110,6 +112,10 @@ class BuildMarts:
     columns: dict[str, list[list[str]]]
     base_url: str
 
+    def grouped(self, table: str) -> bool:
+        """Whether ``table`` is one the snapshot groups (``PATCHED_BY``), with its grouping column."""
+        return table in PATCHED_BY and PATCHED_BY[table] in {name for name, _ in self.columns[table]}
+
     @classmethod
     def read(cls, build_warehouse: Path) -> BuildMarts:
         with duckdb.connect() as connection:
@@ -152,8 +158,7 @@ def reusable_tables(previous_snapshot: Path, marts: BuildMarts) -> Reuse:
         patchable = {
             table
             for table in set(marts.tables) & set(PATCHED_BY) & set(recorded) - kept
-            if PATCHED_BY[table] in {name for name, _ in marts.columns[table]}
-            and described_columns(connection, f'"{table}"') == marts.columns[table]
+            if marts.grouped(table) and described_columns(connection, f'"{table}"') == marts.columns[table]
         }
         if not kept | patchable or (kept == set(recorded) and not patchable):
             return Reuse(frozenset(kept))
@@ -169,19 +174,49 @@ def reusable_tables(previous_snapshot: Path, marts: BuildMarts) -> Reuse:
     return Reuse(frozenset(kept), frozenset(patchable))
 
 
+GROUPS_TABLE_SQL = (
+    f"CREATE TABLE IF NOT EXISTS {SNAPSHOT_GROUPS_TABLE} (table_name VARCHAR, group_key VARCHAR, n BIGINT, "
+    "h HUGEINT, low VARCHAR, high VARCHAR)"
+)
+
+
+def group_summary(relation: str, table: str) -> str:
+    """The rows of ``SNAPSHOT_GROUPS_TABLE`` for ``table``, from ``relation``'s rows."""
+    order = TABLE_ORDER.get(table)
+    single = order is not None and order.isidentifier()
+    bounds = f'min("{order}")::VARCHAR, max("{order}")::VARCHAR' if single else "NULL::VARCHAR, NULL::VARCHAR"
+    return (
+        f"SELECT '{table}' AS table_name, \"{PATCHED_BY[table]}\"::VARCHAR AS group_key, count(*) AS n, "
+        f"sum(hash(row)) AS h, {bounds} FROM {relation} AS row GROUP BY ALL"
+    )
+
+
+def stored_groups(table: str, catalog: str = "main") -> str:
+    """The groups of ``table`` as a snapshot (``catalog``) recorded them."""
+    return f"SELECT * FROM {catalog}.{SNAPSHOT_GROUPS_TABLE} WHERE table_name = '{table}'"
+
+
+def record_groups(connection: duckdb.DuckDBPyConnection, table: str, summary: str | None = None) -> None:
+    """Record the groups of the snapshot's ``table``: the rows of ``summary`` (a query of
+    ``group_summary``'s columns), or of its rows summarised."""
+    connection.execute(f"DELETE FROM {SNAPSHOT_GROUPS_TABLE} WHERE table_name = '{table}'")
+    connection.execute(f"INSERT INTO {SNAPSHOT_GROUPS_TABLE} {summary or group_summary(f'main.{table}', table)}")
+
+
 def patch_table(connection: duckdb.DuckDBPyConnection, table: str, source: str) -> bool:
     """Bring the snapshot's ``table`` to the rows of the mart ``source`` by deleting and inserting
-    the groups of rows (by ``PATCHED_BY[table]``) whose count or row hashes differ; False, with
-    the table untouched, when those hold more than ``PATCH_AT_MOST`` of its rows."""
+    the groups of rows (by ``PATCHED_BY[table]``) whose count or row hashes differ from those the
+    snapshot recorded (``SNAPSHOT_GROUPS_TABLE``), and record the new groups; False, with the
+    table untouched, when those hold more than ``PATCH_AT_MOST`` of its rows."""
     column = f'"{PATCHED_BY[table]}"'
-
-    def groups(relation: str) -> str:
-        return f"SELECT {column} AS group_key, count(*) AS n, sum(hash(row)) AS h FROM {relation} AS row GROUP BY ALL"
-
+    connection.execute(f"CREATE OR REPLACE TEMP TABLE new_groups AS {group_summary(source, table)}")
+    [(recorded,)] = connection.execute(f"SELECT count(*) FROM ({stored_groups(table)})").fetchall()
+    # A snapshot from before the record has none: its rows are summarised.
+    old = stored_groups(table) if recorded else group_summary(f'main."{table}"', table)
     connection.execute(
         "CREATE OR REPLACE TEMP TABLE changed_groups AS "
         "SELECT group_key, coalesce(new.n, 0) + coalesce(old.n, 0) AS n "
-        f"FROM ({groups(source)}) AS new FULL OUTER JOIN ({groups(f'main.{table}')}) AS old USING (group_key) "
+        f"FROM new_groups AS new FULL OUTER JOIN ({old}) AS old USING (group_key) "
         "WHERE new.n IS DISTINCT FROM old.n OR new.h IS DISTINCT FROM old.h"
     )
     [(touched, rows)] = connection.execute(
@@ -189,10 +224,12 @@ def patch_table(connection: duckdb.DuckDBPyConnection, table: str, source: str) 
     ).fetchall()
     if touched > PATCH_AT_MOST * max(rows, 1):
         return False
-    in_changed = f"EXISTS (SELECT 1 FROM changed_groups WHERE group_key IS NOT DISTINCT FROM row.{column})"
+    in_changed = f"EXISTS (SELECT 1 FROM changed_groups WHERE group_key IS NOT DISTINCT FROM row.{column}::VARCHAR)"
     connection.execute(f'DELETE FROM main."{table}" AS row WHERE {in_changed}')
     connection.execute(f'INSERT INTO main."{table}" SELECT * FROM {source} AS row WHERE {in_changed}')
+    record_groups(connection, table, "SELECT * FROM new_groups")
     connection.execute("DROP TABLE changed_groups")
+    connection.execute("DROP TABLE new_groups")
     return True
 
 
@@ -225,12 +262,19 @@ def write_snapshot(
     patched = []
     try:
         present = {row[0] for row in connection.execute("SELECT table_name FROM duckdb_tables()").fetchall()}
-        for table in sorted(present - reuse.kept - reuse.patchable):
+        for table in sorted(present - reuse.kept - reuse.patchable - {SNAPSHOT_GROUPS_TABLE}):
             connection.execute(f'DROP TABLE "{table}"')
+        connection.execute(GROUPS_TABLE_SQL)
+        connection.execute(
+            f"DELETE FROM {SNAPSHOT_GROUPS_TABLE} WHERE table_name NOT IN (SELECT unnest($tables))",
+            {"tables": sorted(reuse.kept | reuse.patchable)},
+        )
         connection.execute("CHECKPOINT")  # what was dropped is free for what is written next
         build = attach_build(connection, build_warehouse)
         for table in marts.tables:
             if table in reuse.kept:
+                if marts.grouped(table) and not connection.execute(stored_groups(table)).fetchall():
+                    record_groups(connection, table)  # kept from a snapshot from before the record
                 continue
             source = f'{build}.{MARTS_SCHEMA}."{table}"'
             if table in reuse.patchable:
@@ -243,6 +287,8 @@ def write_snapshot(
                 connection.execute(f'CREATE TABLE "{table}" AS {statement}')
             except duckdb.CatalogException as error:
                 raise missing_table(error) from error
+            if marts.grouped(table):
+                record_groups(connection, table)
         connection.execute(
             f"CREATE TABLE {SNAPSHOT_INFO_TABLE} AS SELECT ? AS version, ?::TIMESTAMPTZ AS published_at, "
             "? AS inputs_fingerprint, ?::VARCHAR[] AS tables, ? AS base_url, "

@@ -155,3 +155,7 @@ SERVED_TABLES = (
 )
 
 SNAPSHOT_INFO_TABLE = "snapshot_info"
+# Each group of rows of each ``PATCHED_BY`` table of a snapshot: its row count, the sum of its
+# rows' hashes, and its first and last key (``TABLE_ORDER``, when that is one column; as text).
+# The next publish compares these rather than hashing ten million rows again on either side.
+SNAPSHOT_GROUPS_TABLE = "snapshot_groups"

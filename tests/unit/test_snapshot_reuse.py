@@ -10,7 +10,14 @@ import duckdb
 from release.local_store import SNAPSHOT_FILE, open_snapshot, prune, table_keys, versions
 from release.manifest import read_manifest, verify
 from tests.support.build_warehouses import PUBLISHED, make_build_warehouse, publish_snapshot_alone
-from warehouse.contract import DATA_DICTIONARY_TABLE, PATCHED_BY, STORED_ORDER, TABLE_ORDER
+from warehouse.contract import (
+    DATA_DICTIONARY_TABLE,
+    PATCHED_BY,
+    SNAPSHOT_GROUPS_TABLE,
+    SNAPSHOT_INFO_TABLE,
+    STORED_ORDER,
+    TABLE_ORDER,
+)
 
 
 def at(minute: int) -> dt.datetime:
@@ -24,7 +31,7 @@ def markers(snapshot: Path) -> dict[str, int]:
         return {
             table: connection.execute(f'SELECT max(marker) FROM "{table}"').fetchall()[0][0]
             for table in tables
-            if table != "snapshot_info"
+            if table not in (SNAPSHOT_INFO_TABLE, SNAPSHOT_GROUPS_TABLE)
         }
 
 
