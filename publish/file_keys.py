@@ -81,8 +81,8 @@ class FileMaker:
 
     def record(self, key: str, paths: Iterable[str], extra: dict[str, dict[str, Any]] | None = None) -> None:
         """Record that the files at ``paths`` were made from ``key`` (with ``extra`` by path)."""
-        for path in paths:
-            self.made_from[path] = {"key": key, **(extra or {}).get(path, {})}
+        for path in paths:  # what was recorded of it before (where its body begins) is kept
+            self.made_from[path] = {**self.made_from.get(path, {}), "key": key, **(extra or {}).get(path, {})}
 
     def sha256(self, path: str) -> str:
         """The sha256 of the written file ``path``: the previous release's for a linked file."""

@@ -4,8 +4,9 @@ Such a file lists the rows of a table that a publish patches by row (``PATCHED_B
 product, products by product) in ``TABLE_ORDER``. Its rows are cut into parts: runs of groups
 (products) in that order, a run ending after each group whose key hashes to a multiple of
 ``GROUPS_PER_PART`` (content-defined, as in rsync: a new or removed product moves no other part's
-bounds). A part's source is what its rows hash to under this code (each group's count and row
-hashes, as the snapshot recorded them: ``SNAPSHOT_GROUPS_TABLE``). The file is a head, its parts
+bounds). A part's source is what its rows hash to (each group's count and row hashes, as the
+snapshot recorded them: ``SNAPSHOT_GROUPS_TABLE``) under this code and the table's columns as
+described (``encoding_key``). The file is a head, its parts
 with a separator between them, and a tail; its gzip copy is one member of the same pieces,
 each deflated apart (``release.codecs.GzipParts``). An index beside them (``parts_index_path``)
 says where each part lies in both and what it was made from.
@@ -13,9 +14,10 @@ says where each part lies in both and what it was made from.
 The next release takes a part whose source it finds in that index as it is, plain and deflated,
 and encodes only the others: one sheet re-encodes a part or two, not ten million rows. A release
 with no index before it encodes every part, through the same code, so that its bytes are the
-same as if it had taken them (``tests/api/test_release.py``). The zstd copy is compressed whole
-(``release.codecs.zstd_copy``): the claims at a fast level (700 MB at 10M readings), the
-products at the usual one (zstd's fast levels save nothing over gzip on them).
+same as if it had taken them (``tests/api/test_release.py``). The zstd copy is compressed whole,
+its head apart (``release.codecs.zstd_copy``): the claims at a fast level (700 MB at 10M
+readings), the products at the usual one (zstd's fast levels save nothing over gzip on them).
+A release whose parts are those before, in the same order, takes that copy's body as it is.
 """
 
 from __future__ import annotations
@@ -32,9 +34,10 @@ from pathlib import Path
 import duckdb
 import numpy as np
 
+from foundations.content_keys import value_key
 from public import documents
 from public.documents import encoded_record
-from publish.file_keys import producer_digest
+from publish.file_keys import FileMaker, producer_digest
 from publish.snapshot_copy import stored_groups
 from release.codecs import ENCODINGS, ZSTD_FAST_LEVEL, GzipParts, zstd_copy
 from release.local_store import sql_string
@@ -112,8 +115,19 @@ class PartedLayout:
     zstd_level: int = ZSTD_FAST_LEVEL
 
 
-def table_parts(cursor: duckdb.DuckDBPyConnection, table: str) -> list[Part]:
-    """The parts of ``table`` in file order; each group's part in ``cursor``'s temporary table ``part_of``."""
+def encoding_key(snapshot: Snapshot, table: str) -> str:
+    """What a part's bytes follow besides its rows: this code, and ``table``'s columns as the
+    snapshot holds them and as its data dictionary describes them (which are private, which JSON)."""
+    columns = snapshot.connection.execute(f'DESCRIBE "{table}"').fetchall()
+    described = [
+        sorted((name, str(value)) for name, value in row.items()) for row in snapshot.dictionary.get(table, [])
+    ]
+    return value_key([producer_digest(), [list(column[:2]) for column in columns], described])
+
+
+def table_parts(cursor: duckdb.DuckDBPyConnection, table: str, encoding: str) -> list[Part]:
+    """The parts of ``table`` in file order, their sources keyed by ``encoding``; each group's
+    part in ``cursor``'s temporary table ``part_of``."""
     group, order = f'"{PATCHED_BY[table]}"', TABLE_ORDER[table]
     rows = cursor.execute(
         f"SELECT recorded.group_key, recorded.n, recorded.h, hash(recorded.group_key) % {GROUPS_PER_PART} = 0 "
@@ -121,7 +135,7 @@ def table_parts(cursor: duckdb.DuckDBPyConnection, table: str) -> list[Part]:
         f'(SELECT {group}::VARCHAR AS group_key, min(({order})) AS first FROM "{table}" GROUP BY ALL) AS listed '
         "ON recorded.group_key IS NOT DISTINCT FROM listed.group_key ORDER BY listed.first"
     ).fetchall()
-    code = producer_digest().encode()
+    code = encoding.encode()
     parts: list[Part] = []
     groups: list[str] = []
     numbers: list[int] = []
@@ -157,18 +171,19 @@ def previous_parts(previous: PublishedRelease | None, path: str) -> dict[int, np
     return {int(row["source"]): row for row in index}
 
 
-def write_parted(
-    folder: Path, snapshot: Snapshot, path: str, layout: PartedLayout, previous: PublishedRelease | None
-) -> list[str]:
+def write_parted(maker: FileMaker, snapshot: Snapshot, path: str, layout: PartedLayout, key: str) -> list[str]:
     """Write ``path``, its gzip copy, its zstd copy where it saves enough, and its parts' index,
-    copying from ``previous`` each part whose source it holds; the paths written."""
+    copying from the previous release each part whose source it holds (and, when it holds the
+    same parts in the same order, the zstd copy's body); record them as made from ``key``; the
+    paths written."""
+    folder, previous = maker.folder, maker.previous
     target = folder / path
     target.parent.mkdir(parents=True, exist_ok=True)
     before = previous_parts(previous, path)
     with contextlib.ExitStack() as stack:
         cursor = snapshot.cursor()
         stack.callback(cursor.close)
-        parts = table_parts(cursor, layout.table)
+        parts = table_parts(cursor, layout.table, encoding_key(snapshot, layout.table))
         index = np.zeros(len(parts), dtype=PART_DTYPE)
         wanted = [part.number for part in parts if part.source not in before]
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=folder, prefix=".parts-")))
@@ -187,7 +202,8 @@ def write_parted(
             plain.write(data)
             return (at, *gzipped.add(data, deflated))
 
-        piece(layout.head(snapshot))
+        head_length = len(head := layout.head(snapshot))
+        piece(head)
         for part in parts:
             if part.number:
                 piece(layout.separator)
@@ -205,7 +221,20 @@ def write_parted(
     index_file.parent.mkdir(parents=True, exist_ok=True)
     with index_file.open("wb") as out:  # np.save would add .npy to a name without it
         np.save(out, index, allow_pickle=False)
-    return [path, path + ENCODINGS["gzip"], *zstd_copy(folder, path, layout.zstd_level), parts_index_path(path)]
+    # The same parts in the same order (the index lists them in file order): the same body after the head.
+    same_body = list(before) == [part.source for part in parts]
+    zstd = zstd_copy(folder, path, layout.zstd_level, head_length, zstd_body(previous, path) if same_body else None)
+    paths = [path, path + ENCODINGS["gzip"], *zstd, parts_index_path(path)]
+    maker.record(key, paths, {copy: {"body_at": at} for copy, at in zstd.items()})
+    return paths
+
+
+def zstd_body(previous: PublishedRelease | None, path: str) -> tuple[Path, int] | None:
+    """The zstd copy of ``path`` in ``previous`` and where its body begins, when recorded."""
+    file = previous.manifest.files.get(path + ENCODINGS["zstd"]) if previous is not None else None
+    if file is None or "body_at" not in (file.made_from or {}) or not previous.path_of(file).is_file():
+        return None
+    return previous.path_of(file), int(file.made_from["body_at"])
 
 
 def json_lines_parts(parts: PartsToEncode) -> Iterator[bytes]:

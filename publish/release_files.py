@@ -91,7 +91,7 @@ def write_document(
         layout = document.parted
 
         def write_parts() -> list[str]:
-            return write_parted(maker.folder, snapshot, path, layout, maker.previous)
+            return write_parted(maker, snapshot, path, layout, key)
 
         if document.names_release:
             write_parts()

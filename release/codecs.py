@@ -128,14 +128,21 @@ def zstd_worth_keeping(folder: Path, path: str) -> bool:
     return True
 
 
-def zstd_copy(folder: Path, path: str, level: int) -> list[str]:
-    """The zstd copy of ``path``, compressed whole at ``level``, where it saves enough beside the
-    gzip copy already written: its path, or none."""
-    zstd = path + ENCODINGS["zstd"]
-    source = folder / path
-    with source.open("rb") as plain, (folder / zstd).open("wb") as out:
-        zstandard.ZstdCompressor(level=level).copy_stream(plain, out, size=source.stat().st_size)
-    return [zstd] if zstd_worth_keeping(folder, path) else []
+def zstd_copy(
+    folder: Path, path: str, level: int, head_length: int = 0, body_from: tuple[Path, int] | None = None
+) -> dict[str, int]:
+    """The zstd copy of ``path``, where it saves enough beside the gzip copy already written: its
+    first ``head_length`` bytes as raw blocks, then the rest compressed whole at ``level``, or
+    taken from ``body_from`` (an earlier copy of the same rest, and where it begins there). Its
+    path with where its body begins, or nothing."""
+    zstd, source = path + ENCODINGS["zstd"], folder / path
+    if body_from is None:
+        body_at = write_zstd(source, folder / zstd, head_length, level)
+    else:
+        with source.open("rb") as plain:
+            head = plain.read(head_length)
+        body_at = restamp_zstd(body_from[0], body_from[1], head, source, folder / zstd)
+    return {zstd: body_at} if zstd_worth_keeping(folder, path) else {}
 
 
 def write_gzip(source: Path, target: Path, head_length: int = 0) -> int:
@@ -154,12 +161,12 @@ def write_gzip(source: Path, target: Path, head_length: int = 0) -> int:
     return body_at
 
 
-def write_zstd(source: Path, target: Path, head_length: int = 0) -> int:
+def write_zstd(source: Path, target: Path, head_length: int = 0, level: int = ZSTD_LEVEL) -> int:
     """``source`` as one zstd frame with its size in the header (so that a client can decode it
     in one call): its first ``head_length`` bytes as raw blocks, then the blocks of the rest as
-    zstd compresses it alone; where those begin."""
+    zstd compresses it alone (at ``level``); where those begin."""
     size = source.stat().st_size
-    compressor = zstandard.ZstdCompressor(level=ZSTD_LEVEL)
+    compressor = zstandard.ZstdCompressor(level=level)
     with source.open("rb") as plain, target.open("wb") as out:
         if not head_length:
             compressor.copy_stream(plain, out, size=size)
