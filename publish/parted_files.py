@@ -39,7 +39,7 @@ from public import documents
 from public.documents import encoded_record
 from publish.file_keys import FileMaker, producer_digest
 from publish.snapshot_copy import stored_groups
-from release.codecs import ENCODINGS, ZSTD_FAST_LEVEL, GzipParts, zstd_copy
+from release.codecs import ENCODINGS, GZIP_MINIMUM_BYTES, ZSTD_FAST_LEVEL, GzipParts, zstd_copy
 from release.local_store import sql_string
 from release.manifest import PublishedRelease
 from release.snapshot import Snapshot, streamed_rows
@@ -222,6 +222,11 @@ def write_parted(maker: FileMaker, snapshot: Snapshot, path: str, layout: Parted
     with index_file.open("wb") as out:  # np.save would add .npy to a name without it
         np.save(out, index, allow_pickle=False)
     # The same parts in the same order (the index lists them in file order): the same body after the head.
+    if target.stat().st_size < GZIP_MINIMUM_BYTES:  # too small to compress, as any other file
+        (folder / (path + ENCODINGS["gzip"])).unlink()
+        paths = [path, parts_index_path(path)]
+        maker.record(key, paths)
+        return paths
     same_body = list(before) == [part.source for part in parts]
     zstd = zstd_copy(folder, path, layout.zstd_level, head_length, zstd_body(previous, path) if same_body else None)
     paths = [path, path + ENCODINGS["gzip"], *zstd, parts_index_path(path)]
