@@ -58,14 +58,16 @@ BYTE_ARRAY = 6
 STATS_MAX, STATS_MIN, STATS_MAX_EXACT, STATS_MIN_EXACT = 5, 6, 7, 8
 
 
-def reusable(table: str) -> bool:
+def reusable(connection: duckdb.DuckDBPyConnection, table: str) -> bool:
     """Whether ``table``'s Parquet file can be made from the row groups of the one before: a
     patched table listed by one column, a unique key of text (the readings', the claims', the
-    pages'; a key of another type is found when the file is read, and it is written whole). A
-    row group holds the rows of its run of keys; were two rows to share a key across a cut, the
-    rows would not add up, and the file is written whole."""
+    pages'). A row group holds the rows of its run of keys; were two rows to share a key across
+    a cut, the rows would not add up, and the file is written whole."""
     order = TABLE_ORDER.get(table)
-    return table in PATCHED_BY and order is not None and order.isidentifier()
+    if table not in PATCHED_BY or order is None or not order.isidentifier():
+        return False
+    types = dict(row[:2] for row in connection.execute(f'DESCRIBE "{table}"').fetchall())
+    return types.get(order) == "VARCHAR"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +143,7 @@ def write_table_parquet(
         rows = f"{select} WHERE {condition}" + (f" ORDER BY {order}" if order else "")
         connection.execute(f"COPY ({rows}) TO {sql_string(str(destination))} ({options})")
 
-    if before is not None and reusable(table):
+    if before is not None and reusable(connection, table):
         try:
             with tempfile.TemporaryDirectory(dir=target.parent, prefix=".row-groups-") as scratch:
                 if kept := _reuse(connection, target, table, select, before, copy, Path(scratch)):
