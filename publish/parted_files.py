@@ -227,7 +227,7 @@ def write_parted(maker: FileMaker, snapshot: Snapshot, path: str, layout: Parted
         paths = [path, parts_index_path(path)]
         maker.record(key, paths)
         return paths
-    same_body = list(before) == [part.source for part in parts]
+    same_body = bool(parts) and list(before) == [part.source for part in parts]
     zstd = zstd_copy(folder, path, layout.zstd_level, head_length, zstd_body(previous, path) if same_body else None)
     paths = [path, path + ENCODINGS["gzip"], *zstd, parts_index_path(path)]
     maker.record(key, paths, {copy: {"body_at": at} for copy, at in zstd.items()})
