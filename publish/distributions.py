@@ -21,7 +21,7 @@ from warehouse.contract import STORED_ORDER, TABLE_ORDER
 # Every distributed table goes as Parquet; these also as text, for spreadsheets and line tools.
 # (Not the per-sample readings: at 10M readings their CSV is 2.8 GB to the Parquet's 0.3 GB.)
 TEXT_FORMATS: dict[str, tuple[str, ...]] = {"bench_measurements": ("csv", "jsonl")}
-# (Parquet's row groups: ``publish.parquet_parts``.)
+# (The Parquet files' row group size is ``publish.parquet_parts.PARQUET_ROW_GROUP_ROWS``.)
 COPY_OPTIONS = {"parquet": "FORMAT parquet, COMPRESSION zstd", "csv": "FORMAT csv, HEADER", "jsonl": "FORMAT json"}
 FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON lines"}
 
@@ -60,11 +60,12 @@ def write_distributions(
                 snapshot.connection.execute(f"COPY ({select}) TO {destination} ({options})")
                 return [path, *compress_copies(folder, path)]
 
-            def parquet(path: str = path, table: str = table, rows: str = rows, key=key) -> list[str]:
+            def parquet(path: str = path, table: str = table, rows: str = rows, order=order, key=key) -> list[str]:
                 before = None
                 if made_before := maker.previous_files(key(previous_keys.get(table))):  # by this code, from that table
                     before = (maker.previous.path_of(made_before[0]), maker.previous.folder / SNAPSHOT_FILE)
-                write_table_parquet(snapshot.connection, folder / path, table, rows, COPY_OPTIONS["parquet"], before)
+                options = COPY_OPTIONS["parquet"]
+                write_table_parquet(snapshot.connection, folder / path, table, rows, order, options, before)
                 return [path]
 
             maker.make(key(keys[table]), parquet if extension == "parquet" else copy)

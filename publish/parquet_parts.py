@@ -42,7 +42,7 @@ from release.parquet_footer import (
     encode_struct,
     write_parquet,
 )
-from warehouse.contract import PATCHED_BY, STORED_ORDER, TABLE_ORDER
+from warehouse.contract import PATCHED_BY, TABLE_ORDER
 
 log = logging.getLogger(__name__)
 
@@ -128,15 +128,14 @@ def write_table_parquet(
     target: Path,
     table: str,
     select: str,
+    order: str | None,
     options: str,
     before: tuple[Path, Path] | None,
 ) -> int:
     """Write ``table`` as the Parquet file ``target``: the rows of ``select`` (its columns, from
-    it, with no condition) in its order
-    (``STORED_ORDER`` or ``TABLE_ORDER``), with ``options``. ``before``: a Parquet file the same
-    statement made from the snapshot file given beside it, whose row groups that still hold are
-    kept (``reusable`` tables). How many row groups were kept."""
-    order = STORED_ORDER.get(table) or TABLE_ORDER.get(table)
+    it, with no condition) listed by ``order``, with ``options``. ``before``: a Parquet file the
+    same statement made from the snapshot file given beside it, whose row groups that still hold
+    are kept (``reusable`` tables, listed by their ``TABLE_ORDER``). How many row groups were kept."""
     options = f"{options}, ROW_GROUP_SIZE {PARQUET_ROW_GROUP_ROWS}"
 
     def copy(destination: Path, condition: str = "true") -> None:

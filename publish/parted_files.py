@@ -221,12 +221,12 @@ def write_parted(maker: FileMaker, snapshot: Snapshot, path: str, layout: Parted
     index_file.parent.mkdir(parents=True, exist_ok=True)
     with index_file.open("wb") as out:  # np.save would add .npy to a name without it
         np.save(out, index, allow_pickle=False)
-    # The same parts in the same order (the index lists them in file order): the same body after the head.
     if target.stat().st_size < GZIP_MINIMUM_BYTES:  # too small to compress, as any other file
         (folder / (path + ENCODINGS["gzip"])).unlink()
         paths = [path, parts_index_path(path)]
         maker.record(key, paths)
         return paths
+    # The same parts in the same order (the index lists them in file order): the same body after the head.
     same_body = bool(parts) and list(before) == [part.source for part in parts]
     zstd = zstd_copy(folder, path, layout.zstd_level, head_length, zstd_body(previous, path) if same_body else None)
     paths = [path, path + ENCODINGS["gzip"], *zstd, parts_index_path(path)]

@@ -200,7 +200,8 @@ def record_groups(connection: duckdb.DuckDBPyConnection, table: str, summary: st
     """Record the groups of the snapshot's ``table``: the rows of ``summary`` (a query of
     ``group_summary``'s columns), or of its rows summarised."""
     connection.execute(f"DELETE FROM {SNAPSHOT_GROUPS_TABLE} WHERE table_name = '{table}'")
-    connection.execute(f"INSERT INTO {SNAPSHOT_GROUPS_TABLE} {summary or group_summary(f'main.{table}', table)}")
+    summary = summary or group_summary(f'main."{table}"', table)
+    connection.execute(f"INSERT INTO {SNAPSHOT_GROUPS_TABLE} {summary}")
 
 
 def patch_table(connection: duckdb.DuckDBPyConnection, table: str, source: str) -> bool:

@@ -10,11 +10,11 @@ way (``release.folder``): a deflate stream may go on in blocks compressed apart.
 
 A file that a tester's sheet changes in a few places (``publish.parted_files``) has its gzip copy
 written as parts deflated apart (``GzipParts``), so that the next release copies the deflated
-parts that did not change. Its zstd copy is compressed whole, at ``ZSTD_FAST_LEVEL``: zstd cannot
-be joined from parts within one frame (a block may reuse the offsets of the blocks before it),
-and a copy of several frames is cut short, without an error, by a client that decodes it in one
-call (``zstandard.ZstdDecompressor().decompress`` returns the first frame alone).
-``publish.parted_files`` says at which level.
+parts that did not change. Its zstd copy is compressed whole, its head apart (``zstd_copy``): zstd
+cannot be joined from parts within one frame (a block may reuse the offsets of the blocks before
+it), and a copy of several frames is cut short, without an error, by a client that decodes it in
+one call (``zstandard.ZstdDecompressor().decompress`` returns the first frame alone).
+``publish.parted_files`` says at which level (``ZSTD_FAST_LEVEL`` for the claims).
 """
 
 from __future__ import annotations
