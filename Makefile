@@ -12,7 +12,16 @@ export REUSE_DATA_HOME
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
 
-setup: $(STAMP) tools  ## create .venv, install the pinned dependencies, and the Debian tools the tests drive
+# The official MCP conformance suite and the Node 22 it runs on, pinned by their lock file, from
+# the npm registry (about 240 MB, 15 s); tests/api/test_mcp_conformance.py runs it against /mcp
+# and is skipped, saying why, where npm cannot install it.
+MCP_CONFORMANCE := tests/mcp-conformance/node_modules/.package-lock.json
+$(MCP_CONFORMANCE): tests/mcp-conformance/package.json tests/mcp-conformance/package-lock.json
+	@command -v npm >/dev/null \
+	  && npm ci --prefix tests/mcp-conformance --no-audit --no-fund --loglevel=error \
+	  || echo "warning: could not install the MCP conformance suite with npm; its test is skipped"
+
+setup: $(STAMP) tools $(MCP_CONFORMANCE)  ## create .venv, install the pinned dependencies, and the tools the tests drive
 
 # Debian packages the suite drives, as command:package: chromium (the upload page's browser
 # tests), wrk (the serving benchmarks), nginx (the balancer in front of the replicas' test),
@@ -42,7 +51,7 @@ run: build  ## setup + build + serve the public API on http://127.0.0.1:8000
 	$(BIN)/reuse-data serve --host 127.0.0.1 --port 8000
 
 dev: setup  ## the Dagster UI (dagster dev) on the same assets, http://127.0.0.1:3000
-	@$(BIN)/python -c "from pipelines.build import prepare_dagster_home; from foundations.settings import load_settings; prepare_dagster_home(load_settings())"
+	$(BIN)/reuse-data instance
 	DAGSTER_HOME=$(REUSE_DATA_HOME)/dagster $(BIN)/dagster dev -w workspace.yaml
 
 # The suite's modules run on TEST_WORKERS processes at once (pytest-xdist), each module whole on

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from foundations.settings import Settings, SettingsError
+from foundations.settings import Settings, SettingsError, variable_name
 from pipelines.build_lock import STARTED_BY_TAG, BuildHolder, one_build_at_a_time, started_by
 
 if TYPE_CHECKING:
@@ -45,7 +45,7 @@ run_coordinator:
     max_concurrent_runs: 1
     dequeue_interval_seconds: 1
 """
-DAGSTER_POSTGRES_URL_VARIABLE = "REUSE_DATA_DAGSTER_POSTGRES_URL"  # Settings.dagster_postgres_url
+DAGSTER_POSTGRES_URL_VARIABLE = variable_name("dagster_postgres_url")
 POSTGRES_URL_SCHEME = "postgresql+psycopg2://"
 # Every Dagster process (daemon, UI, run workers, `reuse-data build`) reads the URL from its own
 # environment, so no password is written to disk.

@@ -11,34 +11,21 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ask.training.recipes import RECIPES
-from foundations.settings import DEFAULT_BASE_URL, PROJECT_ROOT, Settings, SettingsError, load_settings
+from foundations.settings import (
+    OTHER_VARIABLES,
+    PROJECT_ROOT,
+    Settings,
+    SettingsError,
+    load_settings,
+    settings_reference,
+    variables,
+)
 from intake.cli import add_intake_commands
 
-EPILOG = f"""\
-environment:
-  REUSE_DATA_HOME        where all state lives (default: var/ in the project)
-  REUSE_DATA_INPUTS      the raw inputs a build reads (default: demo/)
-  REUSE_DATA_BASE_URL    the public address cited URLs are built on (default: {DEFAULT_BASE_URL})
-  REUSE_DATA_PUBLISH_TO  also upload each release to this object store, s3://bucket/prefix
-  REUSE_DATA_SERVE_FROM  serve as a replica of this object store (what `serve --from` sets)
-  REUSE_DATA_ACCESS_LOG  json (one line per request on standard output, the default) or off
-  REUSE_DATA_DAGSTER_POSTGRES_URL
-                         the Dagster instance's PostgreSQL database (default: SQLite under the home)
-  REUSE_DATA_BUILD_WAIT_SECONDS
-                         how long a build waits for one already running (default: 1800)
-  REUSE_DATA_ASK_TRAINING
-                         how a build trains the ask encoder on a library no model was trained on:
-                         full (the default), long (40 minutes on two cores, 75 s on a GPU), short
-                         (a few steps), or off (use the inputs' model)
-  REUSE_DATA_ASK_MODELS  where trained ask encoders are kept (default: .cache/ask-models in the project)
-  REUSE_DATA_QUESTION_LOG
-                         on (keep the questions asked of ask.json, without who asked; the default) or off
-  REUSE_DATA_QUESTION_RETENTION_DAYS
-                         how many days of questions a build keeps (default: 90)
-  AWS_ENDPOINT_URL, AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY
-                         the object store's endpoint, region and keys
-
+EPILOG = """\
 examples:
+  reuse-data settings                      every setting in effect, and the variable that sets it
+  reuse-data instance                      write the Dagster instance's configuration (before the daemon)
   reuse-data build                         materialise the demo and publish a snapshot
   reuse-data build --inputs /data/export   build from another publisher's export
   reuse-data serve --port 8000 --workers 2 serve the public API from the current snapshot
@@ -55,6 +42,14 @@ examples:
 """
 
 T = TypeVar("T")
+
+
+def environment_help() -> str:
+    """The settings' variables and defaults, for --help (what each means: `reuse-data settings --reference`)."""
+    lines = ["environment (each setting; `reuse-data settings --reference` says what it means):"]
+    lines += [f"  {variable.name:<36} default: {variable.default_text}" for _, variable in variables()]
+    lines += [f"  {names}" for names, _ in OTHER_VARIABLES]
+    return "\n".join(lines) + "\n\n"
 
 
 def _print(line: str) -> None:
@@ -94,6 +89,30 @@ def command_build(args: argparse.Namespace) -> int:
     _print("  the details are above; fix what they name (an input, or the object store's settings) and run")
     _print("  `reuse-data build` again")
     return 1
+
+
+def command_settings(args: argparse.Namespace) -> int:
+    if args.reference:
+        print(settings_reference(), end="")
+        return 0
+    settings = load_settings()
+    for name, variable in variables():
+        shown = variable.written(getattr(settings, name))
+        origin = "" if os.environ.get(variable.name, "").strip() else "  (default)"
+        print(f"{variable.name}={shown}{origin}")
+    return 0
+
+
+def command_instance(args: argparse.Namespace) -> int:
+    from pipelines.build import prepare_dagster_home
+
+    settings = load_settings()
+    prepare_dagster_home(settings)
+    storage = "PostgreSQL (REUSE_DATA_DAGSTER_POSTGRES_URL)" if settings.dagster_postgres_url else "SQLite under it"
+    _print(f"wrote {settings.dagster_home / 'dagster.yaml'}: one run at a time, storage in {storage}")
+    _print(f"start Dagster's processes with DAGSTER_HOME={settings.dagster_home}, e.g.")
+    _print(f"  DAGSTER_HOME={settings.dagster_home} dagster-daemon run -w workspace.yaml")
+    return 0
 
 
 def _read_last_build(settings: Settings, read: Callable[[Any], T], lacking: str) -> T | None:
@@ -390,7 +409,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="reuse-data",
         description="The public data service of a reusable-product review publisher.",
-        epilog=EPILOG,
+        epilog=environment_help() + EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -408,6 +427,27 @@ def build_parser() -> argparse.ArgumentParser:
     )
     build.set_defaults(handler=command_build)
 
+    show = commands.add_parser(
+        "settings",
+        help="every setting in effect, or their reference",
+        description="Print each setting as VARIABLE=value, marking the ones left at their default "
+        "(a secret shows only whether it is set). With --reference, print what every variable means "
+        "as Markdown (docs/configuration.md is this output).",
+    )
+    show.add_argument("--reference", action="store_true", help="what every variable means and its default, as Markdown")
+    show.set_defaults(handler=command_settings)
+
+    instance = commands.add_parser(
+        "instance",
+        help="write the Dagster instance's configuration (dagster.yaml) under the home",
+        description="Write $REUSE_DATA_HOME/dagster/dagster.yaml: one run at a time, picked up within a "
+        "second, storage in SQLite under the home or in PostgreSQL when REUSE_DATA_DAGSTER_POSTGRES_URL "
+        "is set. Run it before starting dagster-daemon or dagster-webserver on a new host: without it they "
+        "run on Dagster's defaults. `reuse-data build` and `make dev` write it too. A file whose first line "
+        "you deleted is yours and left alone.",
+    )
+    instance.set_defaults(handler=command_instance)
+
     serve = commands.add_parser(
         "serve",
         help="serve the public API from the current snapshot",
@@ -415,7 +455,11 @@ def build_parser() -> argparse.ArgumentParser:
         "With --from, serve as a replica: no warehouse, no shared disk, only the object store's current release, "
         "downloaded and checked against its manifest before it is served.",
     )
-    serve.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
+    serve.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="interface to listen on (default 127.0.0.1)",
+    )
     serve.add_argument("--port", type=int, default=8000, help="port (default 8000)")
     serve.add_argument(
         "--workers", type=int, default=1, help="worker processes sharing the port and the snapshot (default 1)"

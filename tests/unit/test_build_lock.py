@@ -78,3 +78,14 @@ def test_a_postgres_url_without_the_installed_driver_is_refused_without_printing
     with pytest.raises(SettingsError, match=f"{DAGSTER_POSTGRES_URL_VARIABLE} must start with postgresql") as refusal:
         prepare_dagster_home(settings)
     assert "s3cret" not in str(refusal.value)
+
+
+def test_the_instance_command_writes_the_configuration_a_fresh_host_starts_dagster_on(tmp_path: Path):
+    env = {**os.environ, "REUSE_DATA_HOME": str(tmp_path)}
+    env.pop(DAGSTER_POSTGRES_URL_VARIABLE, None)
+    written = subprocess.run(
+        [sys.executable, "-m", "reuse_data.cli", "instance"], env=env, capture_output=True, text=True, cwd=PROJECT_ROOT
+    )
+    assert written.returncode == 0, written.stderr
+    assert (tmp_path / "dagster" / "dagster.yaml").read_text() == DAGSTER_YAML
+    assert f"DAGSTER_HOME={tmp_path / 'dagster'} dagster-daemon run" in written.stdout
