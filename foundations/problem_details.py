@@ -25,6 +25,7 @@ TITLES = {
     414: "URI too long",
     415: "Unsupported file type",
     416: "Range not satisfiable",
+    421: "Misdirected request",
     422: "Invalid bench sheet",
     431: "Request header fields too large",
     500: "Internal error",

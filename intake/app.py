@@ -30,6 +30,7 @@ from starlette.applications import Starlette
 from starlette.datastructures import UploadFile
 from starlette.exceptions import HTTPException
 from starlette.formparsers import MultiPartException, MultiPartParser
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
@@ -43,6 +44,7 @@ from foundations.problem_details import (
     router_problem,
 )
 from foundations.settings import Settings, load_settings
+from foundations.trusted_hosts import TrustedHosts
 from inputs.bench_sheets import SheetError
 from intake.sheet_validation import Reference, validate_sheet
 from intake.store import IntakeStore, Receipt
@@ -259,6 +261,7 @@ def create_intake_app(settings: Settings | None = None, max_upload_bytes: int | 
             Route("/api/intake/receipts", list_receipts),
             Route("/api/intake/receipts/{receipt_id}", get_receipt),
         ],
+        middleware=[Middleware(TrustedHosts, names=settings.answered_hosts)],
         exception_handlers={
             ProblemError: handle_problem,
             HTTPException: handle_http_exception,

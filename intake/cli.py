@@ -39,9 +39,12 @@ def is_loopback(host: str) -> bool:
 
 
 def command_intake(args: argparse.Namespace) -> int:
+    import functools
+
     import uvicorn
 
     from foundations.http_limits import BOUNDED_HTTP
+    from intake.app import create_intake_app
 
     if not is_loopback(args.host) and not args.allow_public:
         _print(
@@ -54,7 +57,7 @@ def command_intake(args: argparse.Namespace) -> int:
     settings.ensure_dirs()
     _print(f"tester intake on http://{args.host}:{args.port}/ (state in {settings.home / 'intake'}; Ctrl+C stops)")
     uvicorn.run(
-        "intake.app:create_intake_app",
+        functools.partial(create_intake_app, settings),
         factory=True,
         host=args.host,
         port=args.port,

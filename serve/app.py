@@ -18,6 +18,7 @@ from ask.dense.threads import ensure_encoder_threads
 from ask.model.store import ModelStore
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
 from foundations.settings import Settings, load_settings
+from foundations.trusted_hosts import TrustedHosts
 from release.snapshot import Snapshot, SnapshotHolder
 from serve.api import routes_ask, routes_bench, routes_catalogue, routes_pages
 from serve.api.problems import handle_http_exception
@@ -136,6 +137,8 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
                 metrics=metrics if settings.metrics else None,
                 access_log=access_log,
             ),
+            # Before anything answers: a foreign Host (DNS rebinding) gets nothing but a refusal.
+            Middleware(TrustedHosts, names=settings.answered_hosts, origin_checked=(MCP_PATH,)),
             Middleware(Preflight, methods_by_path={MCP_PATH: POST_METHODS}),
         ],
         exception_handlers={

@@ -176,9 +176,9 @@ def streamable_http_endpoint(server: MCPServer) -> ASGIApp:
     (``server.session_manager.run()``).
 
     Stateless, with JSON responses: any worker or replica answers any call, as any answers a GET.
-    The data is public and the endpoint is meant for a public address, so requests are not held
-    to the loopback's Host names (the SDK's DNS-rebinding guard protects private local servers), and
-    a page in a browser may call it from any origin, as it may GET the API (``serve.http.cors``).
+    The SDK's DNS-rebinding guard stays off: the app's ``foundations.trusted_hosts`` checks Host on
+    every path and Origin on this one, against the server's configured names, before a request
+    reaches it.
     """
     app = server.streamable_http_app(
         streamable_http_path=MCP_PATH,

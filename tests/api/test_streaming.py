@@ -39,7 +39,7 @@ def big_server(demo_home: Path, tmp_path_factory) -> Iterator[Server]:
 def raw_get(port: int, path: str, read_size: int = 1 << 16, pause: float = 0.0) -> tuple[str, list[bytes]]:
     """GET over a plain socket: the status line and headers, and the body's HTTP chunks as sent."""
     with socket.create_connection(("127.0.0.1", port), timeout=60) as connection:
-        connection.sendall(f"GET {path} HTTP/1.1\r\nHost: test\r\nConnection: close\r\n\r\n".encode())
+        connection.sendall(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n".encode())
         received = bytearray()
         while block := connection.recv(read_size):
             received += block
@@ -116,7 +116,8 @@ def test_a_client_that_stops_reading_a_large_export_holds_up_no_one(big_server: 
     stalled.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)  # before connecting: a small window
     with stalled:
         stalled.connect(("127.0.0.1", big_server.port))
-        stalled.sendall(f"GET /api/public/bench.jsonl?limit={BENCH_MAX_LIMIT} HTTP/1.1\r\nHost: t\r\n\r\n".encode())
+        target = f"/api/public/bench.jsonl?limit={BENCH_MAX_LIMIT}"
+        stalled.sendall(f"GET {target} HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n".encode())
         assert stalled.recv(1024).startswith(b"HTTP/1.1 200")
         # It reads no more: the server's writes to it wait while everyone else is served.
         others = ["/api/public/products.json", "/api/public/bench.csv?limit=2000", "/api/public/ask.json?q=bottle"]
