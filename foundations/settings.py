@@ -12,6 +12,7 @@ import dataclasses
 import ipaddress
 import os
 import re
+import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +29,8 @@ ASK_TRAINING_CHOICES = ("full", "long", "short", "full-6", "long-6", "short-6", 
 # The names a server always answers for: a client on the machine itself.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 _MEMORY_LIMIT = re.compile(r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)
+# A replica's name is a folder of the object store (``release.question_store``): one path segment.
+REPLICA_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$")
 _HOST_NAME = re.compile(r"^(\*\.)?[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*$")
 
 Environment = Mapping[str, str]
@@ -141,6 +144,19 @@ def _host_names(name: str, text: str) -> tuple[str, ...]:
                 "data.example.org or *.example.org, separated by commas, without scheme or port"
             )
     return names
+
+
+def _replica_name(name: str, text: str) -> str:
+    if not REPLICA_NAME.match(text):
+        raise SettingsError(
+            f"{name} must be one folder name (letters, digits, '.', '_' or '-', at most 100), got {text!r}"
+        )
+    return text
+
+
+def host_replica_name() -> str:
+    """A replica's name by default: the host name, made one path segment whatever it holds."""
+    return re.sub(r"[^A-Za-z0-9._-]", "-", socket.gethostname()).lstrip("._-")[:100] or "replica"
 
 
 def _is_address(text: str) -> bool:
@@ -269,6 +285,21 @@ class Settings:
         "REUSE_DATA_QUESTION_RETENTION_DAYS",
         90,
         "How many days of questions a build keeps before it deletes the older day files.",
+        _count,
+    )
+    replica_name: str = _setting(
+        "REUSE_DATA_REPLICA_NAME",
+        host_replica_name(),
+        "A replica's folder in the object store, `<store>/questions/<name>/`, where it uploads the "
+        "questions asked of it; unique per replica.",
+        _replica_name,
+        "the host name",
+    )
+    question_upload_seconds: int = _setting(
+        "REUSE_DATA_QUESTION_UPLOAD_SECONDS",
+        60,
+        "How often a replica uploads its day files of questions to the store (and once more when it "
+        "stops; 0: only then). A replica killed outright loses at most this much.",
         _count,
     )
     embedding_cache: Path = _setting(
