@@ -2,8 +2,9 @@
 
 A server appends one JSON line per answer to a file of its own per day
 (``<home>/questions/<YYYY-MM-DD>-<pid>.jsonl``, ``serve.operations.question_log``): the fields are
-``RECORD_FIELDS``, and none of them says who asked. A deployment's replicas put their files
-in folders under the build host's questions folder, so a build reads it recursively. Files
+``RECORD_FIELDS``, and none of them says who asked. A deployment's replicas upload theirs to the
+object store, and a build mirrors them into a folder under its questions folder
+(``release.question_store``), so a build reads it recursively, each file once. Files
 whose day is older than the retention are deleted whole before the rest is loaded into
 ``raw.asked_questions``, each question beside its normalised text (``normalise_question``).
 """
@@ -89,6 +90,31 @@ def drop_expired(folder: Path, retention_days: int, today: dt.date) -> list[Path
         else:
             kept.append((day, path))
     return [path for _, path in sorted(kept)]
+
+
+def distinct_files(files: list[Path], mirror: Path) -> list[Path]:
+    """``files`` with each process's day file once. The files under ``mirror`` (the object store's
+    copy, ``release.question_store``) are one per object; a file outside it with the same name (day
+    and pid) where one is the beginning of the other is the same file reached twice, a copy taken
+    at another time (a server on the build host that is also a replica, or a folder copied by hand),
+    and only the longer is read. Processes of two hosts that share a pid differ from their first
+    line, which holds the time to the millisecond."""
+    mirrored: dict[str, list[Path]] = {}
+    for path in files:
+        if mirror in path.parents:
+            mirrored.setdefault(path.name, []).append(path)
+    copies: set[Path] = set()
+    for path in files:
+        if mirror in path.parents or path.name not in mirrored:
+            continue
+        ours = path.read_bytes()
+        for other in mirrored[path.name]:
+            theirs = other.read_bytes()
+            if theirs.startswith(ours):
+                copies.add(path)
+            elif ours.startswith(theirs):
+                copies.add(other)
+    return [path for path in files if path not in copies]
 
 
 RAW_COLUMNS = (

@@ -5,10 +5,13 @@ Publish uploads a release and switches the store's pointer; a replica (`reuse-da
 corrupt or incomplete release in the store is refused while the previous one stays served;
 a rollback through the store's pointer reaches the replica; a file the store already holds
 is copied within it rather than sent again, and a replica links it rather than download it.
+The replicas' day files of questions go up to the store and down to the build's mirror once
+each, a grown one replacing its copy, and expire in the store too.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import socket
 import subprocess
@@ -18,17 +21,21 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import duckdb
 import obstore
+import orjson
 import pytest
 
 from publish.new_release import publish_release
 from release.local_store import current_version, versions
 from release.manifest import MANIFEST_FILE, read_manifest, verify
 from release.object_store import ReleaseStore, StoreError
+from release.question_store import MIRROR_FOLDER, Mirrored, QuestionStore
 from tests.conftest import PROJECT_ROOT, run_cli
 from tests.support.harness import Server, copy_home, home_environment, home_layout
 from tests.support.release_store import CONVERGE_SECONDS, publish_to, wait_until_serving
 from tests.support.seaweedfs import BUCKET, SeaweedFS
+from warehouse.asked_questions import distinct_files, drop_expired, load_asked_questions, record_file_name
 
 DAGSTER = str(Path(sys.executable).parent / "dagster")
 
@@ -269,3 +276,65 @@ def test_an_unchanged_file_is_copied_within_the_store_and_linked_by_a_replica(
         verify(cache / second, after)
     finally:
         relay.close()
+
+
+def append_questions(folder: Path, day: dt.date, pid: int, *questions: str, at: str = "12:00:00.000") -> Path:
+    """Records of ``questions`` asked ``at`` appended to process ``pid``'s file of ``day`` under ``folder``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / record_file_name(day, pid)
+    with path.open("ab") as day_file:
+        for question in questions:
+            record = {"time": f"{day}T{at}Z", "question": question, "language": "en", "answered": False}
+            day_file.write(orjson.dumps({**record, "entry": None, "probability": None, "refusal": None}) + b"\n")
+    return path
+
+
+def test_the_replicas_questions_reach_the_build_once_and_expire_in_the_store_too(store: ReleaseStore, tmp_path: Path):
+    today, questions = dt.date(2026, 12, 1), QuestionStore(store)
+    one, two = tmp_path / "replica-one" / "questions", tmp_path / "replica-two" / "questions"
+    ours = append_questions(one, today, 7, "a?", "b?")
+    theirs = append_questions(two, today, 7, "a?", at="12:00:00.317")  # the same pid, on another host
+    expired = append_questions(one, today - dt.timedelta(days=91), 7, "old?")
+    obstore.put(store.store, f"questions/replica-one/{expired.name}", expired.read_bytes())  # uploaded in its time
+
+    assert questions.upload(one, "replica-one", 90, today) == 1
+    assert not expired.exists()  # the replica deletes its own past the retention, and never sends them again
+    assert questions.upload(two, "replica-two", 90, today) == 1
+    assert questions.upload(one, "replica-one", 90, today) == 0  # unchanged: nothing sent
+    with ours.open("ab") as day_file:  # a line being appended waits for the next upload
+        day_file.write(b'{"time": "2026-12-01T12:00:01.000Z", "question": "c?", ')
+    assert questions.upload(one, "replica-one", 90, today) == 0
+
+    build = tmp_path / "build" / "questions"
+    mirror = build / MIRROR_FOLDER
+    assert questions.mirror(mirror, 90, today) == Mirrored(downloaded=2, expired=1, files=2)
+    assert sorted(file.key for file in questions.stored()) == [
+        f"questions/replica-one/{ours.name}",
+        f"questions/replica-two/{theirs.name}",
+    ]
+    assert questions.mirror(mirror, 90, today) == Mirrored(downloaded=0, expired=0, files=2)  # nothing changed
+
+    # Today's file grew: uploaded whole again, and its copy in the mirror replaced, never put beside it.
+    first_copy = (mirror / "replica-one" / ours.name).read_bytes()
+    with ours.open("ab") as day_file:
+        day_file.write(b'"language": "en", "answered": true, "entry": null, "probability": null, "refusal": null}\n')
+    assert questions.upload(one, "replica-one", 90, today) == 1
+    assert questions.mirror(mirror, 90, today) == Mirrored(downloaded=1, expired=0, files=2)
+    assert (mirror / "replica-one" / ours.name).read_bytes() == ours.read_bytes() != first_copy
+    assert sorted(path.relative_to(mirror) for path in mirror.rglob("*") if path.is_file()) == [
+        Path("replica-one", ours.name),
+        Path("replica-two", theirs.name),
+    ]
+
+    # A build host that is also a replica has its own file in its home too (an older copy, here):
+    # it is read once, while the other host's file of the same name is read as well.
+    (build / ours.name).write_bytes(first_copy)
+    kept = drop_expired(build, 90, today)
+    assert len(kept) == 3 and len(distinct_files(kept, mirror)) == 2
+    with duckdb.connect() as connection:
+        assert load_asked_questions(connection, build, distinct_files(kept, mirror)) == 4  # a, b, c; and a
+
+    # A day file gone from the store goes from the mirror, its empty folder with it.
+    obstore.delete(store.store, f"questions/replica-two/{theirs.name}")
+    assert questions.mirror(mirror, 90, today) == Mirrored(downloaded=0, expired=0, files=1)
+    assert not (mirror / "replica-two").exists()
