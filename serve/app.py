@@ -74,14 +74,27 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     if settings.serve_from:
         # Imported here: a server of local releases has no use for the S3 client (4 MB resident).
         from release.object_store import ReleaseStore
+        from release.question_store import QuestionUploader
         from release.replica import ReleaseFollower
 
         store = ReleaseStore.open(settings.serve_from)
         remedy = f"publish one to {store.url} (`reuse-data build` with REUSE_DATA_PUBLISH_TO={store.url})"
         holder = SnapshotHolder(settings.replica_cache, prepare, remedy)
         follower = ReleaseFollower(store, settings.replica_cache, holder.load_current)
+        # The questions asked of it reach the build through the store (decision 47).
+        uploader = (
+            QuestionUploader(
+                store,
+                settings.questions_dir,
+                settings.replica_name,
+                settings.question_retention_days,
+                settings.question_upload_seconds,
+            )
+            if settings.question_log
+            else None
+        )
     else:
-        holder, follower = SnapshotHolder(settings.snapshots_dir, prepare), None
+        holder, follower, uploader = SnapshotHolder(settings.snapshots_dir, prepare), None, None
     metrics = ServiceMetrics(holder, follower, metrics_dir)
     access_log = AccessLog() if settings.access_log else None
     # ask.json's and the assistants' questions wait in one queue and are kept in one log.
@@ -99,6 +112,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
         watcher = asyncio.create_task(holder.watch())
         following = asyncio.create_task(follower.follow()) if follower is not None else None
         sharing = asyncio.create_task(metrics.keep_sharing())
+        uploading = asyncio.create_task(uploader.keep_uploading()) if uploader is not None else None
         # DuckDB reads at request time (bench pages) run on a few threads of their own: memory that
         # DuckDB and Arrow keep per thread then stays bounded however many clients stream.
         app.state.reader_pool = ThreadPoolExecutor(max_workers=READER_THREADS, thread_name_prefix="duckdb-reader")
@@ -113,6 +127,9 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
             if access_log is not None:
                 access_log.flush()
             desk.close()
+            if uploading is not None and uploader is not None:
+                uploading.cancel()
+                await asyncio.to_thread(uploader.upload)  # what the log just wrote, and the rest
             app.state.reader_pool.shutdown(wait=False, cancel_futures=True)
 
     routes = FixedPaths.ahead_of(
