@@ -5,8 +5,8 @@ Publish uploads a release and switches the store's pointer; a replica (`reuse-da
 corrupt or incomplete release in the store is refused while the previous one stays served;
 a rollback through the store's pointer reaches the replica; a file the store already holds
 is copied within it rather than sent again, and a replica links it rather than download it.
-The replicas' day files of questions go up to the store and down to the build's mirror once
-each, a grown one replacing its copy, and expire in the store too.
+The replicas' day files of questions go up to the store (the last ones as a replica stops) and
+down to the build's mirror once each, a grown one replacing its copy, and expire in the store too.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import duckdb
 import obstore
@@ -32,7 +32,7 @@ from release.manifest import MANIFEST_FILE, read_manifest, verify
 from release.object_store import ReleaseStore, StoreError
 from release.question_store import MIRROR_FOLDER, Mirrored, QuestionStore
 from tests.conftest import PROJECT_ROOT, run_cli
-from tests.support.harness import Server, copy_home, home_environment, home_layout
+from tests.support.harness import Server, copy_home, home_environment, home_layout, serving
 from tests.support.release_store import CONVERGE_SECONDS, publish_to, wait_until_serving
 from tests.support.seaweedfs import BUCKET, SeaweedFS
 from warehouse.asked_questions import distinct_files, drop_expired, load_asked_questions, record_file_name
@@ -338,3 +338,17 @@ def test_the_replicas_questions_reach_the_build_once_and_expire_in_the_store_too
     obstore.delete(store.store, f"questions/replica-two/{theirs.name}")
     assert questions.mirror(mirror, 90, today) == Mirrored(downloaded=0, expired=0, files=1)
     assert not (mirror / "replica-two").exists()
+
+
+def test_a_replica_that_stops_uploads_the_questions_asked_of_it(
+    store: ReleaseStore, seaweedfs: SeaweedFS, demo_home: Path, tmp_path: Path
+):
+    publish_to(store, tmp_path / "snapshots", demo_home)
+    question = "Which flask fits a bike bottle cage?"
+    environ = {**seaweedfs.environment(), "REUSE_DATA_REPLICA_NAME": "stopping"}  # uploads every 60 s
+    with serving(tmp_path / "replica-home", "--from", store.url, ready="/readyz", environ=environ) as replica:
+        assert replica.get(f"/api/public/ask.json?q={quote(question)}").status == 200
+        assert QuestionStore(store).stored() == []  # not a minute yet
+    (stored,) = QuestionStore(store).stored()  # SIGTERM: the server wrote its log and uploaded it
+    assert stored.replica == "stopping"
+    assert question.encode() in bytes(obstore.get(store.store, stored.key).bytes())
