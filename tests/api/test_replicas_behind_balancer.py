@@ -3,13 +3,17 @@
 Clients keep asking through the balancer for the whole run. It requires no failed request,
 every JSON body from the release its ``X-Dataset-Version`` names, and every replica serving
 each new release within ``CONVERGE_SECONDS`` of its publish. Then one client asks ``ask.json``
-faster than the balancer's per-client rate: it is refused with 429, another client is not.
+faster than the balancer's per-client rate: it is refused with 429, another client is not. The
+questions asked of the replicas reach the next build through the store, each asking counted once.
 """
 
 from __future__ import annotations
 
+import csv
 import http.client
 import json
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -18,11 +22,15 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+import duckdb
+import obstore
 import pytest
 
 from foundations.problem_details import PROBLEM_TYPE_BASE
+from foundations.settings import PROJECT_ROOT
+from release.question_store import MIRROR_FOLDER, QuestionStore
 from tests.support.deployment import Deployment, deployment
-from tests.support.harness import home_layout
+from tests.support.harness import Server, copy_home, home_environment, home_layout
 from tests.support.nginx import NGINX
 
 # The store is polled every 2 s; downloading, checking and loading the demo's release takes about 1 s (2 s
@@ -37,6 +45,9 @@ PATHS = (
     "/api/public/answers.json?lang=el",
     "/api/public/changes.json",
 )
+UPLOAD_SECONDS = 1  # how often each replica uploads its questions (60 by default)
+QUESTION = "Which flask fits a bike bottle cage?"  # on topic, but no entry answers it
+QUESTION_NORMALISED = "which flask fits a bike bottle cage"
 
 pytestmark = pytest.mark.skipif(not Path(NGINX).exists(), reason="nginx is not installed: run `make setup`")
 
@@ -81,7 +92,9 @@ class Clients:
 
 @pytest.fixture(scope="module")
 def deployed(demo_home: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    with deployment(tmp_path_factory.mktemp("deployment"), home_layout(demo_home).warehouse_path, replicas=3) as made:
+    folder, warehouse = tmp_path_factory.mktemp("deployment"), home_layout(demo_home).warehouse_path
+    upload = {"REUSE_DATA_QUESTION_UPLOAD_SECONDS": str(UPLOAD_SECONDS)}
+    with deployment(folder, warehouse, replicas=3, environ=upload) as made:
         yield made
 
 
@@ -155,3 +168,71 @@ def test_a_client_over_its_ask_rate_gets_429_while_another_is_answered(deployed:
     for n in range(5):
         status, _, body = ask_from(patient, deployed.balancer_url, f"Is a steel lunch box dishwasher safe ({n})?")
         assert status == 200, body[:300]
+
+
+def ask_replica(replica: Server, question: str) -> dict:
+    reply = replica.get(f"/api/public/ask.json?lang=en&q={urllib.parse.quote(question)}")
+    assert reply.status == 200, reply.body[:300]
+    return reply.json()
+
+
+def wait_uploaded(deployed: Deployment, expected: dict[str, int], seconds: float = 15) -> None:
+    """Until each replica's files in the store hold ``QUESTION`` as many times as ``expected`` says."""
+    questions, needle = QuestionStore(deployed.store), json.dumps(QUESTION).encode()
+    deadline = time.monotonic() + seconds
+    while True:
+        held = {replica: 0 for replica in expected}
+        for stored in questions.stored():
+            if stored.replica in held:
+                held[stored.replica] += bytes(obstore.get(deployed.store.store, stored.key).bytes()).count(needle)
+        if held == expected:
+            return
+        assert time.monotonic() < deadline, f"the store holds {held} askings of the question, not {expected}"
+        time.sleep(0.2)
+
+
+def build_questions(home: Path, deployed: Deployment) -> int:
+    """The build's assets of the questions (``tests.api.questions_build``) over ``home``, publishing
+    to the deployment's store; how many times the mart says ``QUESTION`` was asked."""
+    env = {**home_environment(home, PROJECT_ROOT / "demo"), "REUSE_DATA_PUBLISH_TO": deployed.store.url}
+    done = subprocess.run(
+        [sys.executable, "-m", "tests.api.questions_build"],
+        cwd=PROJECT_ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, (done.stdout + done.stderr)[-4000:]
+    with duckdb.connect(str(home_layout(home).warehouse_path), read_only=True) as connection:
+        (asked,) = connection.execute(
+            "SELECT times_asked FROM marts.asked_questions WHERE question_normalised = ?", [QUESTION_NORMALISED]
+        ).fetchone()
+    return asked
+
+
+def test_the_questions_asked_of_two_replicas_reach_the_next_build_once(
+    deployed: Deployment, demo_home: Path, tmp_path: Path
+):
+    first, second = deployed.replicas[:2]
+    for replica in (first, second):  # the same question on two hosts: two askings
+        assert ask_replica(replica, QUESTION)["results"] == []
+    wait_uploaded(deployed, {"replica-1": 1, "replica-2": 1})
+    home = copy_home(demo_home, tmp_path / "build-home")
+    assert build_questions(home, deployed) == 2
+
+    # Asked again: today's file of the first replica grows, goes up whole again and replaces its
+    # copy in the build's mirror. A build host that also serves as that replica keeps the same file
+    # in its own folder of questions (here, the copy the first build took): it is counted once.
+    mirror = home_layout(home).questions_dir / MIRROR_FOLDER
+    (first_copy,) = (mirror / "replica-1").glob("*.jsonl")
+    (home_layout(home).questions_dir / first_copy.name).write_bytes(first_copy.read_bytes())
+    assert ask_replica(first, QUESTION)["results"] == []
+    wait_uploaded(deployed, {"replica-1": 2, "replica-2": 1})
+    assert build_questions(home, deployed) == 3
+    copies = [path for path in mirror.rglob("*") if path.is_file() and QUESTION.encode() in path.read_bytes()]
+    assert sorted(path.parent.name for path in copies) == ["replica-1", "replica-2"]
+
+    with (home_layout(home).reports_dir / "unanswered-questions.csv").open(encoding="utf-8") as exported:
+        rows = list(csv.DictReader(exported))
+    assert (QUESTION, "3") in [(row["question"], row["times asked"]) for row in rows]

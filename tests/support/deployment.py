@@ -2,7 +2,8 @@
 
 - SeaweedFS serves S3 on the machine's address of a private subnet (``tests.support.hosts``).
 - Each replica is `reuse-data serve --from s3://…` in a network namespace of its own, with an
-  empty home: nothing is shared with the build side but the store.
+  empty home and a name of its own (``replica-<n>``, its folder of questions in the store):
+  nothing is shared with the build side but the store.
 - nginx, configured by ``deploy/nginx.conf.template``, balances 127.0.0.1:<port> over them.
 - ``publish`` builds nothing: it publishes the given build warehouse again as a new release
   (to a local folder and the store), as the pipeline's publish asset does.
@@ -78,9 +79,11 @@ def _store_environment(variables: dict[str, str]) -> Iterator[None]:
 
 
 @contextmanager
-def deployment(folder: Path, warehouse: Path, replicas: int = 3, workers: int = 1) -> Iterator[Deployment]:
-    """The deployment of ``replicas`` replicas serving releases of ``warehouse``; the first release
-    is published and served by all before the block starts."""
+def deployment(
+    folder: Path, warehouse: Path, replicas: int = 3, workers: int = 1, environ: dict[str, str] | None = None
+) -> Iterator[Deployment]:
+    """The deployment of ``replicas`` replicas serving releases of ``warehouse``, with ``environ`` in
+    theirs; the first release is published and served by all before the block starts."""
     with ExitStack() as stack:
         try:
             network = stack.enter_context(private_hosts(replicas))
@@ -97,7 +100,13 @@ def deployment(folder: Path, warehouse: Path, replicas: int = 3, workers: int = 
         for number, host in enumerate(hosts, start=1):
             port = REPLICA_PORT if isolated else free_port()
             home = folder / f"replica-{number}"
-            env = {**home_environment(home), **weed.environment(), "REUSE_DATA_SERVE_FROM": store.url}
+            env = {
+                **home_environment(home),
+                **weed.environment(),
+                "REUSE_DATA_SERVE_FROM": store.url,
+                "REUSE_DATA_REPLICA_NAME": f"replica-{number}",
+                **(environ or {}),
+            }
             argv = host.command(
                 [
                     sys.executable,
