@@ -127,8 +127,8 @@ class QuestionStore:
 
     # --- the build: mirror ---------------------------------------------------------------------
 
-    def mirror(self, mirror: Path, retention_days: int, today: dt.date) -> Mirrored:
-        """Make ``mirror`` (``<replica>/<day file>``) hold what the store holds: download what is
+    def mirror(self, folder: Path, retention_days: int, today: dt.date) -> Mirrored:
+        """Make ``folder`` (``<replica>/<day file>``) hold what the store holds: download what is
         new or changed, delete what the store no longer has; delete from the store (and so from
         the mirror) the day files older than the retention."""
         oldest_kept = today - dt.timedelta(days=retention_days)
@@ -142,7 +142,7 @@ class QuestionStore:
                     raise self.releases._failed(f"delete {stored.key}", error) from error
                 expired += 1
                 continue
-            local = mirror / stored.replica / stored.name
+            local = folder / stored.replica / stored.name
             kept.add(local)
             try:
                 status = local.stat()
@@ -152,12 +152,12 @@ class QuestionStore:
                 pass
             self._download(stored, local)
             downloaded += 1
-        for path in mirror.rglob("*") if mirror.is_dir() else ():
+        for path in folder.rglob("*") if folder.is_dir() else ():
             if path.is_file() and path not in kept:
                 path.unlink(missing_ok=True)
-        for folder in mirror.iterdir() if mirror.is_dir() else ():
-            if folder.is_dir() and not any(folder.iterdir()):
-                folder.rmdir()
+        for replica in folder.iterdir() if folder.is_dir() else ():
+            if replica.is_dir() and not any(replica.iterdir()):
+                replica.rmdir()
         return Mirrored(downloaded, expired, len(kept))
 
     def _download(self, stored: StoredDayFile, local: Path) -> None:
@@ -172,7 +172,8 @@ class QuestionStore:
         except Exception as error:
             raise self.releases._failed(f"download {stored.key}", error) from error
         partial.write_bytes(data)
-        # Replaced since the listing, its size differs from the listing's: the next build takes it again.
+        # The listing's time: an object replaced since then differs from the listing in size too,
+        # and the next build takes it again.
         os.utime(partial, ns=(stored.modified_ns, stored.modified_ns))
         os.replace(partial, local)
 
@@ -188,7 +189,6 @@ class QuestionUploader:
         self.replica = replica
         self.retention_days = retention_days
         self.interval = interval
-        self.failures = 0
         self._one_at_a_time = threading.Lock()  # the last upload never races one still sending older bytes
 
     def upload(self) -> int:
@@ -199,15 +199,7 @@ class QuestionUploader:
                     self.folder, self.replica, self.retention_days, dt.datetime.now(dt.UTC).date()
                 )
             except Exception as error:
-                self.failures += 1
-                log.warning(
-                    "could not upload the questions asked to %s/%s/%s/ (%s); trying again in %s s",
-                    self.questions.releases.url,
-                    QUESTIONS,
-                    self.replica,
-                    error,
-                    self.interval,
-                )
+                log.warning("could not upload the questions asked here (%s); the next upload sends them", error)
                 return 0
 
     async def keep_uploading(self) -> None:

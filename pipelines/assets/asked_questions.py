@@ -4,8 +4,9 @@ unanswered ones of the week as a table on the asset and a CSV.
 ``raw/asked_questions`` reads every record file under the home's questions folder, first
 mirroring into it the day files the replicas uploaded to the object store the build publishes to
 (``release.question_store``) and deleting the days older than the retention, here and in the
-store; a file that reached it twice is read once. dbt makes the ``asked_questions`` mart of them, which is not
-published (it has no contract: questions may hold what a person typed about themselves).
+store; a file that reached it twice is read once. dbt makes the ``asked_questions`` mart of
+them, which is not published (it has no contract: questions may hold what a person typed about
+themselves).
 ``reports/unanswered_questions`` lists the most-asked questions of the last ``REPORT_DAYS``
 whose latest asking got no answer.
 """
@@ -50,7 +51,7 @@ def raw_asked_questions(
     resolved = settings.settings
     folder, today = resolved.questions_dir, dt.datetime.now(dt.UTC).date()
     store = ReleaseStore.configured(resolved.publish_to)
-    metadata = {}
+    metadata: dict[str, int] = {}
     if store is not None:
         mirrored = QuestionStore(store).mirror(folder / MIRROR_FOLDER, resolved.question_retention_days, today)
         context.log.info(
