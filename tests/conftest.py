@@ -112,12 +112,12 @@ MODULE_SECONDS = {  # from a full run on 2 processes, 2026-11-27, the ask vector
     "tests/api/test_snapshot_switch.py": 160,
     "tests/api/test_ask.py": 105,
     "tests/api/test_object_store.py": 95,
+    "tests/api/test_replicas_behind_balancer.py": 85,  # two builds of the questions alone
     "tests/api/test_hostile_input.py": 80,
     "tests/pipeline/test_one_build_at_a_time.py": 75,
     "tests/api/test_streaming.py": 60,
     "tests/unit/test_ask_training.py": 50,
     "tests/api/test_mcp.py": 45,
-    "tests/api/test_replicas_behind_balancer.py": 40,
     "tests/api/test_serving_benchmark.py": 35,
     "tests/pipeline/test_definitions.py": 25,
 }
