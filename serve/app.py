@@ -81,7 +81,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
         remedy = f"publish one to {store.url} (`reuse-data build` with REUSE_DATA_PUBLISH_TO={store.url})"
         holder = SnapshotHolder(settings.replica_cache, prepare, remedy)
         follower = ReleaseFollower(store, settings.replica_cache, holder.load_current)
-        # The questions asked of it reach the build through the store (decision 47).
+        # The questions asked of it reach the build through the store (decision 48).
         uploader = (
             QuestionUploader(
                 store,
