@@ -3,11 +3,14 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
+RUN_STAMP := $(VENV)/.installed-run
 STAMP := $(VENV)/.installed
+# Each install step says what it installs and, done, how long it took.
+TIMED = start=$$(date +%s); finish() { echo "  done in $$(( $$(date +%s) - start )) s"; }
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask bench-ask-load soak screenshots lock clean
+.PHONY: help install setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask bench-ask-load soak screenshots lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -17,11 +20,14 @@ help:  ## list the targets
 # and is skipped, saying why, where npm cannot install it.
 MCP_CONFORMANCE := tests/mcp-conformance/node_modules/.package-lock.json
 $(MCP_CONFORMANCE): tests/mcp-conformance/package.json tests/mcp-conformance/package-lock.json
-	@command -v npm >/dev/null \
-	  && npm ci --prefix tests/mcp-conformance --no-audit --no-fund --loglevel=error \
+	@echo "installing the MCP conformance suite and Node 22 for its test (npm, about 15 s)"
+	@$(TIMED); command -v npm >/dev/null \
+	  && npm ci --prefix tests/mcp-conformance --no-audit --no-fund --loglevel=error && finish \
 	  || echo "warning: could not install the MCP conformance suite with npm; its test is skipped"
 
-setup: $(STAMP) tools $(MCP_CONFORMANCE)  ## create .venv, install the pinned dependencies, and the tools the tests drive
+install: $(RUN_STAMP)  ## create .venv and install what running the service needs (make run, build and dev do this)
+
+setup: install $(STAMP) tools $(MCP_CONFORMANCE)  ## install + everything the tests, benchmarks and encoder training need
 
 # Debian packages the suite drives, as command:package: chromium (the upload page's browser
 # tests), wrk (the serving benchmarks), nginx (the balancer in front of the replicas' test),
@@ -33,24 +39,35 @@ DEBIAN_TOOLS := chromium:chromium wrk:wrk nginx:nginx-light /usr/lib/postgresql/
 tools:
 	@MISSING=$$(for tool in $(DEBIAN_TOOLS); do command -v $${tool%%:*} >/dev/null || echo $${tool##*:}; done); \
 	[ -z "$$MISSING" ] || { \
-	  echo "installing Debian's" $$MISSING "(apt-get)"; \
+	  echo "installing Debian's" $$MISSING "for the tests and benchmarks (apt-get, a few minutes)"; $(TIMED); \
 	  SUDO=$$( [ "$$(id -u)" = 0 ] || echo sudo ); \
 	  { $$SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -qq \
-	      --no-install-recommends $$MISSING >/dev/null; } \
+	      --no-install-recommends $$MISSING >/dev/null && finish; } \
 	  || echo "warning: could not install" $$MISSING"; run 'apt-get install" $$MISSING"' as root, or the tests that need them are skipped"; }
 
-$(STAMP): pyproject.toml requirements.lock
-	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev,train]'
-	@touch $(STAMP)
+# What running needs: the service's own packages, pinned by requirements.lock.
+$(RUN_STAMP): pyproject.toml requirements.lock
+	@echo "installing the service's pinned Python packages into $(VENV) (about 2 minutes the first time)"
+	@$(TIMED); test -x $(BIN)/python || $(PYTHON) -m venv $(VENV); \
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e . && finish
+	@touch $@
 
-build: setup  ## materialise every asset on the demo and publish a snapshot
+# What the tests, benchmarks and training add: pytest, ruff, the clients the tests read the release
+# with, and PyTorch. The lock pins torch's CPU build (2.13.0+cpu), which PyTorch's own index carries.
+$(STAMP): $(RUN_STAMP)
+	@echo "installing the test, benchmark and training packages into $(VENV) (PyTorch among them: about 3 minutes the first time)"
+	@$(TIMED); $(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[dev,train]' \
+	  && finish || { echo "hint: torch==2.13.0+cpu comes from PyTorch's CPU index; where pip cannot find it, run"; \
+	  echo "  PIP_EXTRA_INDEX_URL=https://download.pytorch.org/whl/cpu make setup"; exit 1; }
+	@touch $@
+
+build: install  ## materialise every asset on the demo and publish a snapshot
 	$(BIN)/reuse-data build
 
-run: build  ## setup + build + serve the public API on http://127.0.0.1:8000
+run: build  ## install + build + serve the public API on http://127.0.0.1:8000
 	$(BIN)/reuse-data serve --host 127.0.0.1 --port 8000
 
-dev: setup  ## the Dagster UI (dagster dev) on the same assets, http://127.0.0.1:3000
+dev: install  ## the Dagster UI (dagster dev) on the same assets, http://127.0.0.1:3000
 	$(BIN)/reuse-data instance
 	DAGSTER_HOME=$(REUSE_DATA_HOME)/dagster $(BIN)/dagster dev -w workspace.yaml
 
@@ -65,7 +82,7 @@ lint: setup  ## ruff: lint rules and formatting
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 
-bench: build  ## serving benchmark: every operation against the floor and Datasette, into RESULTS.md
+bench: setup build  ## serving benchmark: every operation against the floor and Datasette, into RESULTS.md
 	$(BIN)/python -m benchmarks.serving --record $(BENCH_ARGS)
 
 bench-scale: setup  ## pipeline scale: builds of 10k-1M readings beside DuckDB's bare read, into RESULTS.md
@@ -74,13 +91,13 @@ bench-scale: setup  ## pipeline scale: builds of 10k-1M readings beside DuckDB's
 bench-release: setup  ## release serving: memory, start and pick-up at 10k and 100k products, beside the previous server
 	$(BIN)/python -m benchmarks.release_serving --record $(RELEASE_ARGS)
 
-bench-replicas: build  ## replicas: 1 against 3 behind nginx, publish to every replica, the cost of metrics and logs
+bench-replicas: setup build  ## replicas: 1 against 3 behind nginx, publish to every replica, the cost of metrics and logs
 	$(BIN)/python -m benchmarks.replicas --record $(REPLICAS_ARGS)
 
-bench-ask: build  ## ask engine: held-out accuracy per language and kind, and latency, beside the previous engine and the lexical one
+bench-ask: setup build  ## ask engine: held-out accuracy per language and kind, and latency, beside the previous engine and the lexical one
 	$(BIN)/python benchmarks/ask_engine.py --record --curve $(ASK_ARGS)
 
-bench-ask-load: build  ## ask under load: threads, 1 and 2 workers, beside a build embedding, a flood; into RESULTS.md
+bench-ask-load: setup build  ## ask under load: threads, 1 and 2 workers, beside a build embedding, a flood; into RESULTS.md
 	$(BIN)/python -m benchmarks.ask_load --record $(ASK_LOAD_ARGS)
 
 soak: setup  ## crash soak: SIGKILL 20 builds at random points, check what survives, into RESULTS.md
