@@ -1,8 +1,13 @@
-"""The docs state the limits the code declares: each value is declared once (``public/openapi.py``,
-``foundations/http_limits.py``), read by the validation and the OpenAPI document, and checked
-here against what the README and ``docs/api.md`` tell a reader."""
+"""The docs state what the code does. The limits are declared once (``public/openapi.py``,
+``foundations/http_limits.py``, ``serve/api/admission.py``) and checked here against what the
+docs tell a reader; every make target, command, flag, code name, path and link the docs write
+must exist (``tests.support.doc_facts``); every target and command is documented; the README is
+read in five minutes."""
 
 from __future__ import annotations
+
+import re
+from collections import Counter
 
 from foundations.http_limits import MAX_HEAD_BYTES
 from foundations.settings import PROJECT_ROOT
@@ -15,6 +20,10 @@ from public.openapi import (
     MAX_PATH_LENGTH,
     MAX_Q_LENGTH,
 )
+from serve.api.admission import MAX_WAIT_SECONDS
+from tests.support.doc_facts import commands, documents, make_targets, problems, problems_in
+
+README_MAX_BYTES = 12 * 1024
 
 
 def test_the_api_docs_state_the_declared_limits():
@@ -33,3 +42,57 @@ def test_the_api_docs_state_the_declared_limits():
 def test_the_readme_states_the_declared_bench_limits():
     readme = (PROJECT_ROOT / "README.md").read_text(encoding="utf-8")
     assert f"`limit` (default {BENCH_DEFAULT_LIMIT}, max {BENCH_MAX_LIMIT})" in readme
+
+
+def test_the_api_docs_state_the_admission_wait():
+    api = (PROJECT_ROOT / "docs" / "api.md").read_text(encoding="utf-8")
+    assert f"would be answered within {MAX_WAIT_SECONDS:g} s" in api
+
+
+def test_every_fact_the_docs_state_is_in_the_code():
+    found = problems()
+    assert not found, "the docs name what the code does not have:\n" + "\n".join(map(str, found))
+
+
+def test_a_name_the_code_does_not_have_is_caught():
+    """The check itself: each kind of fact, written wrong once, is reported. (The missing class's
+    name is put together here: written whole, this file would be the code that has it.)"""
+    missing_class = "NoSuch" + "SnapshotMemo"
+    probe = (
+        "Run `make deploy-all` or `reuse-data serve --turbo`, then `reuse-data frobnicate`; "
+        f"`{missing_class}` and `release.folder.NO_SUCH_NAME` hold it, in `publish/no_such_module.py`; "
+        "see [the guide](no-such-guide.md).\n\n```sh\nmake no-such-target\nreuse-data build --no-such-flag\n```\n"
+    )
+    found = problems_in(probe, PROJECT_ROOT / "README.md")
+    expected = ("deploy-all", "--turbo", "frobnicate", missing_class, "NO_SUCH_NAME", "no_such_module.py")
+    expected += ("no-such-guide.md", "no-such-target", "--no-such-flag")
+    assert [word for word in expected if not any(word in problem for problem in found)] == [], found
+    assert (
+        problems_in(
+            "`make test`, `reuse-data build --inputs DIR`, `foundations.settings.load_settings`",
+            PROJECT_ROOT / "README.md",
+        )
+        == []
+    )
+
+
+def test_every_make_target_and_command_is_documented():
+    text = "\n".join(path.read_text(encoding="utf-8") for path in documents())
+    targets = [target for target, listed in make_targets().items() if listed and f"make {target}" not in text]
+    missing = [" ".join(words) for words in commands() if not re.search(rf"reuse-data {' '.join(words)}\b", text)]
+    assert targets == [] and missing == [], f"undocumented make targets {targets}, commands {missing}"
+
+
+def test_no_paragraph_is_written_twice():
+    """A fact in one place: a paragraph copied into a second place (or twice into one) drifts."""
+    paragraphs = Counter(
+        " ".join(paragraph.split())
+        for path in documents()
+        for paragraph in re.split(r"\n\s*\n", path.read_text(encoding="utf-8"))
+        if len(paragraph) > 160 and not paragraph.lstrip().startswith(("|", "```"))
+    )
+    assert [text[:120] for text, count in paragraphs.items() if count > 1] == []
+
+
+def test_the_readme_is_read_in_five_minutes():
+    assert len((PROJECT_ROOT / "README.md").read_bytes()) <= README_MAX_BYTES
