@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import re
+import subprocess
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -25,7 +26,7 @@ CODE_FILES = ("*.py", "*.sql", "*.yml", "*.yaml", "*.csv", "*.toml", "*.html", "
 SOURCE_SUFFIXES = (".py", ".sql", ".yml", ".yaml", ".md", ".toml", ".csv", ".html", ".template", ".lock")
 # A span that ends so names a file (a served one, a runtime one, or one of the repository's).
 FILE_SUFFIX = re.compile(
-    r"\.(py|sql|ya?ml|md|toml|csv|html|template|lock|json|jsonl|txt|xml|gz|zst|parquet|duckdb|npz)$"
+    r"\.(py|sql|ya?ml|md|toml|csv|html|template|lock|json|jsonl|txt|xml|gz|zst|parquet|duckdb|npz|npy|sqlite3|log)$"
 )
 SKIPPED_FOLDERS = {".venv", "var", ".cache", "node_modules", ".git", "__pycache__", "target", "logs", ".ruff_cache"}
 # Names of other tools a doc may show in backticks: Kubernetes, nginx, HTTP, Python's and DuckDB's own.
@@ -85,13 +86,21 @@ def _code_words() -> frozenset[str]:
 
 
 @cache
-def _repo_paths() -> tuple[str, ...]:
-    found = []
-    for path in PROJECT_ROOT.rglob("*"):
-        parts = path.relative_to(PROJECT_ROOT).parts
-        if not SKIPPED_FOLDERS & set(parts):
-            found.append("/".join(parts) + ("/" if path.is_dir() else ""))
-    return tuple(found)
+def _repo_paths() -> frozenset[str]:
+    """The repository's files and folders as git tracks them (``a/b.py``, ``a/``): what a fresh
+    clone has, whatever a build left beside them."""
+    listed = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=PROJECT_ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    paths = set(listed)
+    for path in listed:
+        parts = path.split("/")
+        paths.update("/".join(parts[:end]) + "/" for end in range(1, len(parts)))
+    return frozenset(paths)
 
 
 def _files(patterns: tuple[str, ...]) -> Iterator[Path]:
@@ -213,15 +222,14 @@ def path_problem(text: str) -> str | None:
     if re.search(r"[\s<>{}*…$?=:]", text) or text.startswith(("/", ".")) or "//" in text:
         return None
     top = text.split("/")[0]
-    is_top_folder = "/" in text and (PROJECT_ROOT / top).is_dir() and text.endswith("/")
+    is_top_folder = "/" in text and f"{top}/" in _repo_paths() and text.endswith("/")
     if not (text.endswith(SOURCE_SUFFIXES) or is_top_folder):
         return None
     if "/" not in text and not text.endswith((".py", ".sql")):
         return None  # a bare data or configuration name (`bench.csv`, `dagster.yaml`) may be served or written
-    if is_top_folder or (PROJECT_ROOT / text).exists():
-        return None if (PROJECT_ROOT / text.rstrip("/")).exists() else f"`{text}`: no such file or folder"
-    suffix = text.strip("/")
-    if any(path.rstrip("/") == suffix or path.rstrip("/").endswith("/" + suffix) for path in _repo_paths()):
+    if is_top_folder or f"{top}/" in _repo_paths():
+        return None if text in _repo_paths() else f"`{text}`: no such file or folder in the repository"
+    if any(path == text or path.endswith("/" + text) for path in _repo_paths()):
         return None
     return f"`{text}`: no such file in the repository"
 
