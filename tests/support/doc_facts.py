@@ -244,8 +244,20 @@ def make_problem(text: str) -> str | None:
 def link_problem(document: Path, target: str) -> str | None:
     if re.match(r"^[a-z]+:", target) or target.startswith("#"):
         return None
-    path = (document.parent / target.split("#", 1)[0]).resolve()
-    return None if path.exists() else f"link to {target}: no such file"
+    file, _, anchor = target.partition("#")
+    path = (document.parent / file).resolve()
+    if not path.exists():
+        return f"link to {target}: no such file"
+    if anchor and path.suffix == ".md" and anchor not in heading_anchors(path):
+        return f"link to {target}: {file} has no heading #{anchor}"
+    return None
+
+
+def heading_anchors(path: Path) -> set[str]:
+    """The anchors a Markdown renderer gives the headings of ``path`` (GitHub's rule: lower case,
+    punctuation dropped, spaces as hyphens)."""
+    headings = re.findall(r"^#+ (.+)$", FENCE.sub("", path.read_text(encoding="utf-8")), re.M)
+    return {re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-") for heading in headings}
 
 
 def problems_in(markdown: str, document: Path) -> list[str]:
