@@ -3,7 +3,8 @@
 For each operation, wrk (a separate process on loopback, one thread, 32 connections, bounded
 in time) measures requests per second and p50/p99 latency against three servers on the same
 snapshot, each on one uvicorn worker; ours and the floor run ``--rounds`` times each in
-alternating order and the median run of each is kept (the machine drifts during a run):
+alternating order and the median run of each is kept (the machine drifts during a run), and a
+second table gives ours/floor of each round, the two runs of a round made one after the other:
 
 - ours: `reuse-data serve`, its access log on unless ``REUSE_DATA_ACCESS_LOG`` or ``--access-log``
   says off (its lines go to a file, as a process manager keeps them);
@@ -102,13 +103,17 @@ class Row:
     ours: Load
     floor: Load
     datasette: Load | None
+    rounds: list[tuple[Load, Load]] = field(default_factory=list)  # (ours, floor) of each round, as run
 
     def rate(self, load: Load) -> float:
         return load.megabytes_per_second if self.case.per_byte else load.requests_per_second
 
+    def ratio_of(self, ours: Load, floor: Load) -> float:
+        return self.rate(ours) / self.rate(floor) if self.rate(floor) else 0.0
+
     @property
     def ratio(self) -> float:
-        return self.rate(self.ours) / self.rate(self.floor) if self.rate(self.floor) else 0.0
+        return self.ratio_of(self.ours, self.floor)
 
 
 ALL_OPERATIONS = [o.operation_id for o in OPERATIONS]
@@ -245,7 +250,7 @@ def measure(
 
     every = processes or {server: [port] for server, port in ports.items() if port is not None}
 
-    measured: list[tuple[Case, Load, Load]] = []
+    rows = []
     for number, case in enumerate(cases, 1):
         progress(f"[{number}/{len(cases)}] {case.label}")
         runs: dict[str, list[Load]] = {"ours": [], "floor": []}
@@ -255,15 +260,12 @@ def measure(
                 port = every[server][round_number % len(every[server])]
                 runs[server].append(load(port, case.ours if server == "ours" else case.floor, case))
         ours, floor = (median_load(runs[server], case.per_byte) for server in ("ours", "floor"))
-        measured.append((case, ours, floor))
-    rows = []
-    for case, ours, floor in measured:
-        datasette = None
-        if ports.get("datasette") and case.datasette:
+        rows.append(Row(case, ours, floor, None, list(zip(runs["ours"], runs["floor"], strict=True))))
+    for row in rows:
+        if ports.get("datasette") and row.case.datasette:
             waited = wait_until_idle(datasette_pid) if datasette_pid else 0.0
-            progress(f"Datasette: {case.label} (after {waited:.0f} s for it to go idle)")
-            datasette = load(ports["datasette"], case.datasette, case)
-        rows.append(Row(case, ours, floor, datasette))
+            progress(f"Datasette: {row.case.label} (after {waited:.0f} s for it to go idle)")
+            row.datasette = load(ports["datasette"], row.case.datasette, row.case)
     return rows
 
 
@@ -312,6 +314,19 @@ def throughput_table(rows: list[Row]) -> str:
                 versus_datasette,
             ]
         )
+    return markdown_table(header, body)
+
+
+def round_table(rows: list[Row]) -> str:
+    """ours / floor of each round: the two runs of a round follow each other, so each ratio is
+    measured under one state of the machine, and the spread shows how far one run can be trusted."""
+    rounds = max(len(row.rounds) for row in rows)
+    body = []
+    for row in rows:
+        ratios = [row.ratio_of(ours, floor) for ours, floor in row.rounds]
+        met = f"{row.case.target} ({sum(ratio >= row.case.target for ratio in ratios)} of {len(ratios)})"
+        body.append([f"`{row.case.label}`", *(f"{ratio:.2f}" for ratio in ratios), met])
+    header = ["ours / floor, by round", *(f"round {number}" for number in range(1, rounds + 1)), "target (rounds met)"]
     return markdown_table(header, body)
 
 
@@ -490,6 +505,7 @@ def run(args: argparse.Namespace) -> str:
             f"ours with its access log {'on (JSON lines to a file)' if logged else 'off'}; "
             "wrk and the server share the machine's cores.",
             throughput_table(rows),
+            round_table(rows),
             *([distinct] if distinct else []),
             *(
                 [first_byte_table(first_bytes), memory_table(memory, args.clients), single_stream_table(streams)]

@@ -41,6 +41,8 @@ def test_a_tiny_serving_benchmark_measures_every_requested_operation(demo_home: 
         assert re.fullmatch(RATE, cells[1]) and re.fullmatch(RATE, cells[3]), row
         assert float(cells[5]) > 0 and cells[7] == "n/a", row
     assert "[5/5] products.json, 304" in completed.stderr
+    # ours / floor of each of the 2 rounds, and how many met the target
+    assert re.search(r"\| `products.json, 304` \| [\d.]+ \| [\d.]+ \| 0.9 \([012] of 2\) \|", report), report
     assert "each run on the next of 2 processes of each" in report
     for export in labels[2:]:
         assert re.search(rf"\| ours, `{re.escape(export)}` \| [\d.]+ \| [\d.]+ \|", report), report
