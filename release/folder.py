@@ -215,6 +215,7 @@ class Release:
         default_factory=dict
     )  # serve.api.release_responses, by (path, immutable)
     page_records: Any = None  # serve.api.release_responses: the page records asked for last, kept found
+    kept_bodies: Any = None  # serve.api.release_responses: small files sent whole, read once
     _descriptors: dict[str, int] = field(default_factory=dict)
 
     @classmethod

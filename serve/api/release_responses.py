@@ -6,7 +6,9 @@ client's Accept-Encoding prefers, and answers a single ``Range`` of the file its
 (416 past the end). Several ranges in one request are answered with the whole file, as RFC
 9110 allows. A body leaves in pieces of ``PIECE_BYTES``, each sent before the next is read,
 so a slow client holds one piece, not the file; a file above ``INLINE_FILE_BYTES`` (a large
-distribution, perhaps not in the page cache) is read off the event loop.
+distribution, perhaps not in the page cache) is read off the event loop, and one sent whole
+of at most ``KEPT_FILE_BYTES`` (the API's documents at the demo's size) is read once per
+release and its bytes kept, ``MEMO_BYTES`` of them at most.
 
 The headers of each (file, coding, address) are worked out once per release (``PreparedFile``),
 and ``ReleaseFiles`` answers from the ASGI scope without a Request object: a fixed document
@@ -30,6 +32,7 @@ from starlette.types import Receive, Scope, Send
 
 from foundations.media_types import JSON, media_type_of, with_charset
 from foundations.problem_details import ProblemError
+from foundations.release_caches import BoundedMemo
 from release.codecs import ENCODINGS
 from release.folder import PackedRecord, Release
 from release.manifest import ReleaseFile
@@ -46,6 +49,8 @@ from serve.http.scope import request_headers
 IMMUTABLE = "public, max-age=31536000, immutable"
 PIECE_BYTES = 1024 * 1024
 INLINE_FILE_BYTES = 16 * 1024 * 1024
+KEPT_FILE_BYTES = 256 * 1024
+KEPT_FILES = 256  # small files a release keeps read (their bytes bounded by MEMO_BYTES too)
 CODINGS = (*ENCODINGS, "identity")  # best first
 _RANGE = re.compile(r"^bytes=(\d*)-(\d*)$")
 Headers = list[tuple[bytes, bytes]]
@@ -109,7 +114,11 @@ async def send_slice(
     if scope["method"] == "HEAD" or length == 0:
         await send({"type": "http.response.body", "body": b""})
         return
-    inline = release.manifest.files[path].size <= INLINE_FILE_BYTES
+    size = release.manifest.files[path].size
+    if offset == 0 and length == size <= KEPT_FILE_BYTES:
+        await send({"type": "http.response.body", "body": kept_body(release, path, size)})
+        return
+    inline = size <= INLINE_FILE_BYTES
     position, end = offset, offset + length
     while position < end:
         size = min(PIECE_BYTES, end - position)
@@ -122,6 +131,23 @@ async def send_slice(
             raise RuntimeError(f"{path} ended at byte {position}, before {end}")
         position += len(piece)
         await send({"type": "http.response.body", "body": piece, "more_body": position < end})
+
+
+def kept_body(release: Release, path: str, size: int) -> bytes:
+    """The whole of a small release file, read the first time it is sent and kept with the
+    release: read again for every request, products.json (180 KB) cost a new buffer and a copy
+    each time, where the floor sends the same bytes from memory."""
+    bodies = release.kept_bodies
+    if bodies is None:
+        bodies = release.kept_bodies = BoundedMemo(KEPT_FILES)
+
+    def read() -> bytes:
+        body = release.read(path, 0, size)
+        if len(body) != size:  # the file shrank under us: a release file never does, but never keep it
+            raise RuntimeError(f"{path} ended at byte {len(body)}, before {size}")
+        return body
+
+    return bodies.get_or_build(path, read)
 
 
 class ReleaseFileResponse(Response):
