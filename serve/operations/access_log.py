@@ -48,7 +48,7 @@ class AccessLog(BatchedLines):
             "route": route,
             "status": status,
             "bytes": body_bytes,
-            "duration_ms": round(seconds * 1000, 3),
+            "duration_ms": round(seconds * 1_000_000) / 1000,  # to the µs; round(ms, 3) costs 0.5 µs more
             "dataset_version": version,
             "client": client[0] if client else None,
             "forwarded_for": forwarded,
