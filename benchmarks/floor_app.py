@@ -1,7 +1,8 @@
 """The floor of this stack: bare Starlette apps with nothing between the socket and the bytes.
 
 - Every recorded response of the real API, replayed from memory by path and query, with the
-  same status, headers and body; an ``If-None-Match`` equal to the recorded ETag gets a bare 304.
+  same status, headers and body; an ``If-None-Match`` equal to the recorded ETag gets a 304 with
+  the headers the real API's 304 carried (recorded beside the 200; only the ETag if none was).
 - ``/floor/bench.csv?limit=N``: the first N rows of the snapshot's bench table streamed from
   DuckDB through pyarrow's own CSV writer, a record batch at a time, with no other logic.
 
@@ -33,10 +34,16 @@ from public.openapi import BENCH_COLUMNS
 BATCH_ROWS = 1024
 
 
-def load_recorded(path: Path) -> dict[str, tuple[int, dict[str, str], bytes]]:
-    """Recorded responses: {path?query: (status, headers, body)}."""
+Recorded = tuple[int, dict[str, str], bytes, dict[str, str] | None]
+
+
+def load_recorded(path: Path) -> dict[str, Recorded]:
+    """Recorded responses: {path?query: (status, headers, body, the 304's headers or None)}."""
     recorded = json.loads(path.read_text(encoding="utf-8"))
-    return {key: (r["status"], r["headers"], base64.b64decode(r["body"])) for key, r in recorded.items()}
+    return {
+        key: (r["status"], r["headers"], base64.b64decode(r["body"]), r.get("not_modified"))
+        for key, r in recorded.items()
+    }
 
 
 def create_floor_app(recorded_path: Path, snapshot_path: Path) -> Starlette:
@@ -46,10 +53,10 @@ def create_floor_app(recorded_path: Path, snapshot_path: Path) -> Starlette:
 
     async def replay(request: Request) -> Response:
         key = request.url.path + (f"?{request.url.query}" if request.url.query else "")
-        status, headers, body = recorded[key]
+        status, headers, body, not_modified = recorded[key]
         etag = headers.get("etag")
         if etag is not None and request.headers.get("if-none-match") == etag:
-            return Response(status_code=304, headers={"ETag": etag})
+            return Response(status_code=304, headers=not_modified or {"ETag": etag})
         return Response(body, status_code=status, headers=headers)
 
     def csv_batches(limit: int) -> Iterator[bytes]:

@@ -9,7 +9,7 @@ second table gives ours/floor of each round, the two runs of a round made one af
 - ours: `reuse-data serve`, its access log on unless ``REUSE_DATA_ACCESS_LOG`` or ``--access-log``
   says off (its lines go to a file, as a process manager keeps them);
 - the floor: ``benchmarks.floor_app``, a bare Starlette app replaying the responses ours gave,
-  from memory (a 304 when If-None-Match matches), and for the bench exports a bare route
+  from memory (a 304 with our 304's headers when If-None-Match matches), and for the bench exports a bare route
   streaming the same rows from DuckDB through pyarrow's own CSV writer;
 - Datasette serving the same tables from SQLite (its own pinned virtualenv, made on first use).
 
@@ -158,15 +158,26 @@ def prepare_home(source: Path, work: Path, rows: int) -> Path:
     return home
 
 
+def replayed_headers(headers: dict[str, str]) -> dict[str, str]:
+    return {k: v for k, v in headers.items() if k not in UNREPLAYED_HEADERS}
+
+
 def record_responses(server: Server, paths: list[str], target: Path) -> dict[str, dict[str, str]]:
-    """GET each path from our server and save status, headers and body for the floor to replay."""
+    """GET each path from our server and save status, headers and body for the floor to replay,
+    and for an answer with an ETag, the headers of its 304 (the validator and caching headers
+    the API's contract repeats there), so that the floor's 304 is the same bytes as ours."""
     recorded: dict[str, dict] = {}
     for path in paths:
         reply = server.get(path, timeout=120)
         if reply.status != 200:
             raise SystemExit(f"{path} answered {reply.status}: {reply.body[:300]!r}")
-        headers = {k: v for k, v in reply.headers.items() if k not in UNREPLAYED_HEADERS}
+        headers = replayed_headers(reply.headers)
         recorded[path] = {"status": reply.status, "headers": headers, "body": base64.b64encode(reply.body).decode()}
+        if "etag" in headers:
+            again = server.get(path, headers={"If-None-Match": headers["etag"]}, timeout=120)
+            if again.status != 304:
+                raise SystemExit(f"{path} answered its own ETag with {again.status}, not 304")
+            recorded[path]["not_modified"] = replayed_headers(again.headers)
     target.write_text(json.dumps(recorded), encoding="utf-8")
     return {path: r["headers"] for path, r in recorded.items()}
 
