@@ -27,6 +27,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from foundations.problem_details import problem_response
 
+VERDICTS_KEPT = 1024  # distinct (Host, local address) pairs remembered
+
 
 def host_of(authority: str) -> str:
     """The host name of a Host header's value (``name:port``, ``[v6]:port``), lower case, without
@@ -61,6 +63,9 @@ class TrustedHosts:
         self.app = app
         self.names = HostNames(names)
         self.origin_checked = frozenset(origin_checked)
+        # Each Host header's verdict, by its raw bytes and the local address: a request pays one
+        # lookup. Bounded: a client sending ever new names empties it, never grows it.
+        self.verdicts: dict[tuple[bytes, str | None], bool] = {}
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -72,7 +77,7 @@ class TrustedHosts:
                 host = value
             elif name == b"origin":
                 origin = value
-        if host is not None and not self.answers_for(host_of(host.decode("latin-1")), scope.get("server")):
+        if host is not None and not self.answers(host, scope.get("server")):
             detail = (
                 f"This server does not answer for the host {host.decode('latin-1')!r}. Use its public address; "
                 "an operator who serves it under another name lists that name in REUSE_DATA_TRUSTED_HOSTS."
@@ -89,9 +94,18 @@ class TrustedHosts:
             return
         await self.app(scope, receive, send)
 
-    def answers_for(self, host: str, server: tuple[str, int | None] | None) -> bool:
-        """Whether ``host`` is one of our names, or the local address the connection came in on."""
-        return host in self.names or (server is not None and host == server[0].lower())
+    def answers(self, host: bytes, server: tuple[str, int | None] | None) -> bool:
+        """Whether the Host header ``host`` names one of our names, or the local address the
+        connection came in on."""
+        local = server[0].lower() if server is not None else None
+        verdict = self.verdicts.get((host, local))
+        if verdict is None:
+            name = host_of(host.decode("latin-1"))
+            verdict = name in self.names or name == local
+            if len(self.verdicts) >= VERDICTS_KEPT:
+                self.verdicts.clear()
+            self.verdicts[(host, local)] = verdict
+        return verdict
 
     def trusted_origin(self, origin: bytes) -> bool:
         """Whether a browser's Origin (``scheme://host[:port]``, or ``null``) is a page of one of our names."""
