@@ -118,6 +118,7 @@ MODULE_SECONDS = {  # from a full run on 2 processes, 2026-11-27, the ask vector
     "tests/api/test_streaming.py": 60,
     "tests/unit/test_ask_training.py": 50,
     "tests/api/test_mcp.py": 45,
+    "tests/api/test_trusted_hosts.py": 25,  # a server of its own, and the intake
     "tests/api/test_serving_benchmark.py": 35,
     "tests/pipeline/test_definitions.py": 25,
 }
