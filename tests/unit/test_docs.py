@@ -61,7 +61,8 @@ def test_a_name_the_code_does_not_have_is_caught():
     probe = (
         "Run `make deploy-all` or `reuse-data serve --turbo`, then `reuse-data frobnicate`; "
         f"`{missing_class}` and `release.folder.NO_SUCH_NAME` hold it, in `publish/no_such_module.py`; "
-        "see [the guide](no-such-guide.md) and [its part](docs/api.md#no-such-heading).\n\n```sh\nmake no-such-target\nreuse-data build --no-such-flag\n```\n"
+        "see [the guide](no-such-guide.md) and [its part](docs/api.md#no-such-heading).\n\n"
+        "```sh\nmake no-such-target\nreuse-data build --no-such-flag\n```\n"
     )
     found = problems_in(probe, PROJECT_ROOT / "README.md")
     expected = ("deploy-all", "--turbo", "frobnicate", missing_class, "NO_SUCH_NAME", "no_such_module.py")
