@@ -86,9 +86,9 @@ class TrustedHosts:
             return
         if origin is not None and scope["path"] in self.origin_checked and not self.trusted_origin(origin):
             detail = (
-                f"Requests to {scope['path']} from pages of {origin.decode('latin-1')!r} are refused: the MCP "
-                "endpoint answers pages of this server's own names only. Assistants that are not in a browser send "
-                "no Origin and are answered."
+                f"Requests to {scope['path']} from pages of {origin.decode('latin-1')!r} are refused: it answers "
+                "pages of this server's own names only. Clients that are not in a browser send no Origin and are "
+                "answered."
             )
             await problem_response(Request(scope), 403, detail, slug="foreign-origin")(scope, receive, send)
             return
