@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.metadata
 from collections.abc import Callable, Iterator
 from typing import Annotated, TypeVar
 
@@ -64,7 +65,9 @@ def refused_as_tool_error() -> Iterator[None]:
 def assistant_server(holder: SnapshotHolder, desk: QuestionDesk) -> MCPServer:
     """The MCP server answering from ``holder``'s release; questions to ``ask`` go through
     ``desk`` beside ask.json's: one queue, one log, one count of refusals."""
-    server = MCPServer("reuse-data", instructions=INSTRUCTIONS, log_level="WARNING")
+    # The implementation's version, as clients show it beside the name (``serverInfo``).
+    version = importlib.metadata.version("reuse-data")
+    server = MCPServer("reuse-data", instructions=INSTRUCTIONS, version=version, log_level="WARNING")
 
     def read_only(description: str) -> Callable[[Tool], Tool]:
         """Register a read-only tool, its description ending with what the licence asks of a citation."""

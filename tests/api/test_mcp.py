@@ -10,6 +10,7 @@ call answers from; a replica serves the tools from the object store.
 from __future__ import annotations
 
 import asyncio
+import importlib.metadata
 import json
 import sys
 import time
@@ -324,7 +325,8 @@ def test_a_server_loads_the_sdk_with_the_first_assistant_and_never_pandas_or_pol
         headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
         reply = server.send("POST", "/mcp", json.dumps(initialize).encode(), headers)
         assert reply.status == 200, reply.body
-        assert json.loads(reply.body).get("result", {}).get("serverInfo"), reply.body
+        server_info = json.loads(reply.body).get("result", {}).get("serverInfo", {})
+        assert server_info == {"name": "reuse-data", "version": importlib.metadata.version("reuse-data")}, reply.body
         after = loaded_libraries(server)
         assert "pydantic_core" in after
         assert "pandas/_libs" not in after and "polars" not in after
