@@ -83,10 +83,7 @@ def _setting(
 
 
 def _text(name: str, text: str) -> str:
-    return text
-
-
-def _optional(name: str, text: str) -> str | None:
+    """Any text, as written (an unset variable keeps its default: None for an optional one)."""
     return text
 
 
@@ -242,7 +239,7 @@ class Settings:
         None,
         "The PostgreSQL database of a production Dagster instance, `postgresql+psycopg2://user:password@host/db` "
         "(unset: an embedded SQLite instance under the home).",
-        _optional,
+        _text,
         "none",
     )
     publish_to: str | None = _setting(
@@ -250,7 +247,7 @@ class Settings:
         None,
         "An object store each publish also uploads its release to, `s3://bucket/prefix` (unset: local "
         "disk only). Its endpoint and keys are the `AWS_*` variables.",
-        _optional,
+        _text,
         "none",
     )
     serve_from: str | None = _setting(
@@ -258,7 +255,7 @@ class Settings:
         None,
         "Serve as a replica of this object store, `s3://bucket/prefix`, instead of the home's "
         "releases (`reuse-data serve --from` wins).",
-        _optional,
+        _text,
         "none",
     )
     access_log: bool = _setting(

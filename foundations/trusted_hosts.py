@@ -97,11 +97,11 @@ class TrustedHosts:
     def answers(self, host: bytes, server: tuple[str, int | None] | None) -> bool:
         """Whether the Host header ``host`` names one of our names, or the local address the
         connection came in on."""
-        local = server[0].lower() if server is not None else None
+        local = server[0] if server is not None else None
         verdict = self.verdicts.get((host, local))
         if verdict is None:
             name = host_of(host.decode("latin-1"))
-            verdict = name in self.names or name == local
+            verdict = name in self.names or (local is not None and name == local.lower())
             if len(self.verdicts) >= VERDICTS_KEPT:
                 self.verdicts.clear()
             self.verdicts[(host, local)] = verdict

@@ -94,7 +94,8 @@ class ReleaseStore:
             raise StoreError(f"{version!r} is not a release version (`reuse-data snapshots list` shows them)")
         return f"{RELEASES}/{version}/{path}" if path else f"{RELEASES}/{version}/"
 
-    def _failed(self, doing: str, error: Exception) -> StoreError:
+    def failed(self, doing: str, error: Exception) -> StoreError:
+        """The error to raise when ``doing`` failed in this store (``release.question_store`` too)."""
         message = str(error).splitlines()[0] if str(error) else type(error).__name__
         return StoreError(
             f"could not {doing} in {self.url} ({message}); check AWS_ENDPOINT_URL, the credentials "
@@ -110,7 +111,7 @@ class ReleaseStore:
         except FileNotFoundError:
             return None
         except Exception as error:
-            raise self._failed(f"read {POINTER}", error) from error
+            raise self.failed(f"read {POINTER}", error) from error
         return text or None
 
     def switch(self, version: str) -> None:
@@ -119,7 +120,7 @@ class ReleaseStore:
         try:
             obstore.put(self.store, POINTER, f"{version}\n".encode())
         except Exception as error:
-            raise self._failed(f"write {POINTER}", error) from error
+            raise self.failed(f"write {POINTER}", error) from error
 
     # --- what the store holds --------------------------------------------------------------
 
@@ -133,7 +134,7 @@ class ReleaseStore:
                 "`reuse-data snapshots list --store` shows the ones it holds"
             ) from error
         except Exception as error:
-            raise self._failed(f"read the manifest of {version}", error) from error
+            raise self.failed(f"read the manifest of {version}", error) from error
         try:
             manifest = Manifest.from_json(data)
         except (ReleaseError, ValueError, KeyError, TypeError) as error:
@@ -147,7 +148,7 @@ class ReleaseStore:
         try:
             listing = obstore.list_with_delimiter(self.store, f"{RELEASES}/")
         except Exception as error:
-            raise self._failed("list the releases", error) from error
+            raise self.failed("list the releases", error) from error
         names = [prefix.rstrip("/").rsplit("/", 1)[-1] for prefix in listing["common_prefixes"]]
         return sorted(name for name in names if is_version(name))
 
@@ -181,14 +182,14 @@ class ReleaseStore:
                 else:
                     obstore.put(self.store, self.key(manifest.version, file.path), folder / file.path)
             except Exception as error:
-                raise self._failed(f"upload {file.path} of release {manifest.version}", error) from error
+                raise self.failed(f"upload {file.path} of release {manifest.version}", error) from error
 
         with ThreadPoolExecutor(max_workers=TRANSFER_THREADS) as pool:
             list(pool.map(put, files))
         try:  # last: its presence says every other file is in place
             obstore.put(self.store, self.key(manifest.version, MANIFEST_FILE), folder / MANIFEST_FILE)
         except Exception as error:
-            raise self._failed(f"upload {MANIFEST_FILE} of release {manifest.version}", error) from error
+            raise self.failed(f"upload {MANIFEST_FILE} of release {manifest.version}", error) from error
         sent = [file for file in files if (file.sha256, file.size) not in held]
         report(
             f"uploaded release {manifest.version} to {self.url}: {len(sent) + 1} files sent "
@@ -256,7 +257,7 @@ class ReleaseStore:
                 faults.append(f"{path} is missing")
                 return
             except Exception as error:
-                raise self._failed(f"download {path} of release {manifest.version}", error) from error
+                raise self.failed(f"download {path} of release {manifest.version}", error) from error
             if size != expected.size:
                 faults.append(f"{path} has {size} bytes, the manifest says {expected.size}")
             elif digest.hexdigest() != expected.sha256:

@@ -78,7 +78,7 @@ class QuestionStore:
         try:
             entries = [entry for batch in obstore.list(self.releases.store, prefix) for entry in batch]
         except Exception as error:
-            raise self.releases._failed(f"list {prefix}", error) from error
+            raise self.releases.failed(f"list {prefix}", error) from error
         found = []
         for entry in entries:
             parts = entry["path"].removeprefix(f"{self.releases.prefix}/").split("/")
@@ -121,7 +121,7 @@ class QuestionStore:
             try:
                 obstore.put(self.releases.store, key, data)
             except Exception as error:
-                raise self.releases._failed(f"upload {key}", error) from error
+                raise self.releases.failed(f"upload {key}", error) from error
             sent += 1
         return sent
 
@@ -139,7 +139,7 @@ class QuestionStore:
                 try:
                     obstore.delete(self.releases.store, stored.key)
                 except Exception as error:
-                    raise self.releases._failed(f"delete {stored.key}", error) from error
+                    raise self.releases.failed(f"delete {stored.key}", error) from error
                 expired += 1
                 continue
             local = folder / stored.replica / stored.name
@@ -170,7 +170,7 @@ class QuestionStore:
         except FileNotFoundError:  # deleted since the listing (by a build before this one)
             return
         except Exception as error:
-            raise self.releases._failed(f"download {stored.key}", error) from error
+            raise self.releases.failed(f"download {stored.key}", error) from error
         partial.write_bytes(data)
         # The listing's time: an object replaced since then differs from the listing in size too,
         # and the next build takes it again.
