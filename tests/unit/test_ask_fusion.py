@@ -19,6 +19,8 @@ from ask.dense.encoder import DIMENSIONS, Encoder
 from ask.dense.vectors import EntryVectors, VectorsError
 from ask.engine import AskEngine
 from ask.lexical.index import AskIndex
+from ask.model.store import ModelStore
+from foundations.settings import load_settings
 from warehouse.reference_data import LANGUAGES
 
 RNG = np.random.default_rng(7)
@@ -99,7 +101,12 @@ def test_fit_ranks_by_the_evidence_and_sets_a_threshold_between_answerable_and_n
 def engine_of(recommendations: list[dict], answers: list[dict], vectors: np.ndarray, fusion: Fusion) -> AskEngine:
     lexical = AskIndex.from_tables(recommendations, answers, [])
     entry_of_text = np.arange(len(vectors), dtype=np.int32)
-    return AskEngine(lexical, EntryVectors(entry_of_text, vectors, len(vectors)), Encoder.shared(), fusion)
+    return AskEngine(
+        lexical,
+        EntryVectors(entry_of_text, vectors, len(vectors)),
+        Encoder.base(ModelStore(load_settings().ask_models)),
+        fusion,
+    )
 
 
 DENSE_ONLY = Fusion(
