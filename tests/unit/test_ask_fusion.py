@@ -16,7 +16,7 @@ from ask.decision.fusion import (
     logistic_regression,
 )
 from ask.dense.encoder import DIMENSIONS, Encoder
-from ask.dense.vectors import EntryVectors, VectorsError
+from ask.dense.vectors import CANDIDATES, EntryVectors, VectorsError
 from ask.engine import AskEngine
 from ask.lexical.index import AskIndex
 from ask.model.store import ModelStore
@@ -153,11 +153,14 @@ def test_a_large_library_scores_its_candidates_exactly_and_the_rest_by_centroid(
     texts = np.stack([unit(RNG.normal(size=DIMENSIONS)) for _ in range(entries * 2)])
     vectors = EntryVectors(np.repeat(np.arange(entries, dtype=np.int32), 2), texts, entries)
     question = texts[2 * 417 + 1]  # the second text of entry 417
-    best, centroid = vectors.similarities(question)
-    assert int(np.argmax(best)) == 417 and best[417] == pytest.approx(1.0, abs=1e-3)
+    near = vectors.similarities(question)
+    assert len(near.entries) == CANDIDATES and np.all(np.diff(near.entries) > 0)
+    assert int(near.entries[np.argmax(near.best)]) == 417 and near.best.max() == pytest.approx(1.0, abs=1e-3)
     exact = np.maximum(texts[0::2] @ question, texts[1::2] @ question)
-    assert np.argsort(-best)[:5].tolist() == np.argsort(-exact)[:5].tolist()
-    assert centroid.shape == (entries,)
+    assert near.entries[np.argsort(-near.best)[:5]].tolist() == np.argsort(-exact)[:5].tolist()
+    assert near.centroid_mean == pytest.approx(float((vectors.centroids @ question).mean()), abs=1e-6)
+    named = vectors.similarities(question, also=np.array([3, 599]))
+    assert {3, 599} <= set(named.entries.tolist())  # the lexical candidates are weighed whatever their centroid
 
 
 def test_a_large_library_keeps_its_texts_in_a_quarter_of_the_memory_and_its_cosines_within_a_few_thousandths():
@@ -169,6 +172,6 @@ def test_a_large_library_keeps_its_texts_in_a_quarter_of_the_memory_and_its_cosi
     assert vectors.texts.dtype == np.int8 and vectors.texts.nbytes == texts.nbytes // 4
     question = unit(RNG.normal(size=DIMENSIONS)).astype(np.float32)
     candidates = np.arange(entries)  # every entry named: all scored from their texts
-    best, _ = vectors.similarities(question, also=candidates)
+    best = vectors.similarities(question, also=candidates).best
     exact = (texts @ question).reshape(entries, 3).max(axis=1)
     assert np.abs(best - exact).max() < 3e-3 and np.abs(best - exact).mean() < 1e-3
