@@ -16,6 +16,7 @@ from starlette.middleware import Middleware
 
 from ask.dense.threads import EncoderThreads, use_encoder_threads
 from ask.model.store import ModelStore
+from foundations.heap import give_back_free_memory
 from foundations.problem_details import ProblemError, handle_problem, handle_unexpected
 from foundations.settings import Settings, load_settings
 from foundations.trusted_hosts import TrustedHosts
@@ -70,6 +71,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
                 settings.base_url,
             )
         routes_ask.prepare_ask(snapshot, encoders)
+        give_back_free_memory()  # what loading it built and dropped
 
     if settings.serve_from:
         # Imported here: a server of local releases has no use for the S3 client (4 MB resident).

@@ -60,28 +60,26 @@ class PieceTable:
     def __init__(self, pieces: list[bytes], unk: int):
         self._blob = b"".join(pieces)
         self._offsets = array("I", np.concatenate([[0], np.cumsum([len(raw) for raw in pieces])]).astype(np.uint32))
-        first: dict[str, int] = {}  # while loading only: the C hash table finds the first of equal pieces
+        # Each piece's text lives only while it is hashed: 250,000 strings alive at once would leave
+        # their memory to the process after they are gone.
+        hashes, indexes = array("q"), array("i")  # no object a piece outlives its hashing
+        self.longest_from: dict[str, int] = {}  # the longest piece (in codepoints) starting with two codepoints
         for index, raw in enumerate(pieces):
             try:
                 piece = raw.decode("utf-8")
             except UnicodeDecodeError:  # cannot match between codepoint boundaries of valid UTF-8
                 continue
             if piece:
-                first.setdefault(piece, index)
-        self.longest_from: dict[str, int] = {}  # the longest piece (in codepoints) starting with two codepoints
-        for piece in first:
-            if len(piece) > 1:
-                head = piece[:2]
-                self.longest_from[head] = max(self.longest_from.get(head, 0), len(piece))
-        keys = np.fromiter((hash(piece) for piece in first), np.int64, len(first))
-        ids = np.fromiter(first.values(), np.int32, len(first))
-        # the engine's lookup skips <unk>: its text is tokenized like any other
-        unknown = self.piece(unk)
-        self._hidden = unk if unknown is not None and first.get(unknown) == unk else None
-        del first
+                hashes.append(hash(piece))
+                indexes.append(index)
+                if len(piece) > 1 and self.longest_from.get(head := piece[:2], 0) < len(piece):
+                    self.longest_from[head] = len(piece)
+        keys, ids = self._first_of_equal(np.frombuffer(hashes, np.int64), np.frombuffer(indexes, np.int32))
+        # the engine's lookup skips <unk> (when no piece before it has its text): its text is tokenized like any other
+        self._hidden = unk if np.any(ids == unk) else None
         size = 1 << max(4, (2 * len(keys)).bit_length())
         self._mask = size - 1
-        hashes, slots_ids = np.zeros(size, np.int64), np.full(size, -1, np.int32)
+        table_hashes, slots_ids = np.zeros(size, np.int64), np.full(size, -1, np.int32)
         slots = keys.view(np.uint64) & np.uint64(self._mask)
         pending = np.arange(len(keys))
         while len(pending):  # linear probing, a round at a time: the first of those wanting a free slot takes it
@@ -89,17 +87,35 @@ class PieceTable:
             free = slots_ids[wanted.astype(np.int64)] < 0
             taken, first_wanting = np.unique(wanted[free], return_index=True)
             winners = pending[free][first_wanting]
-            hashes[taken.astype(np.int64)], slots_ids[taken.astype(np.int64)] = keys[winners], ids[winners]
+            table_hashes[taken.astype(np.int64)], slots_ids[taken.astype(np.int64)] = keys[winners], ids[winners]
             placed = np.zeros(len(keys), bool)
             placed[winners] = True
             pending = pending[~placed[pending]]
             slots[pending] = (slots[pending] + np.uint64(1)) & np.uint64(self._mask)
-        self._hashes, self._ids = array("q", hashes.tobytes()), array("i", slots_ids.tobytes())
+        self._hashes, self._ids = array("q", table_hashes.tobytes()), array("i", slots_ids.tobytes())
+
+    def _first_of_equal(self, keys: np.ndarray, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The (hash, id) of each piece but those whose text an earlier piece has: the C hash table
+        finds the first of equal pieces. Equal hashes of different texts (if any) are both kept."""
+        order = np.lexsort((ids, keys))  # by hash, then by id
+        keys, ids = keys[order], ids[order]
+        repeated = np.concatenate([[False], keys[1:] == keys[:-1]])
+        keep = ~repeated
+        for n in np.flatnonzero(repeated):
+            first = n
+            while repeated[first]:
+                first -= 1
+            text = self._bytes(int(ids[n]))
+            keep[n] = all(self._bytes(int(ids[m])) != text for m in range(first, n) if keep[m])
+        return keys[keep], ids[keep]
+
+    def _bytes(self, token: int) -> bytes:
+        return self._blob[self._offsets[token] : self._offsets[token + 1]]
 
     def piece(self, token: int) -> str | None:
         """The text of piece ``token``; None where its bytes are not UTF-8."""
         try:
-            return self._blob[self._offsets[token] : self._offsets[token + 1]].decode("utf-8")
+            return self._bytes(token).decode("utf-8")
         except UnicodeDecodeError:
             return None
 
