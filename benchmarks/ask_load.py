@@ -47,6 +47,7 @@ PRODUCTS = "/api/public/products.json"
 WORKERS_AT_LEAST_ONE = 1.0  # 2 workers answer at least what 1 does (a ratio of questions a second)
 SLOWER_AT_MOST = 2.0  # no configuration more than this many times slower a question than 1 worker alone
 ACCEPTED_P99_SECONDS = 1.0  # an admitted question is answered within this, under a flood
+HTTP_OVER_IN_PROCESS = 1.3  # one client's p50 over HTTP against the same engine's in process
 GAIN_OVER_PREVIOUS = 4.0  # one worker against the previous commit's one worker, distinct questions a second
 TWO_WORKERS_AT_LEAST = 1.6  # two workers against one
 
@@ -412,6 +413,41 @@ def previous_checkout(ref: str, work: Path) -> dict[str, str]:
     return environ
 
 
+def in_process_ms(questions: list[str]) -> list[float]:
+    """Each question's time through the published engine in this process (no HTTP), as one worker
+    answers it: the encoder's threads as a lone server's."""
+    from ask.engine import AskEngine
+    from ask.model.store import ModelStore
+    from release.local_store import current_version
+    from release.snapshot import load_snapshot
+
+    settings = load_settings()
+    snapshot = load_snapshot(settings.snapshots_dir, current_version(settings.snapshots_dir))
+    engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, ModelStore(settings.ask_models))
+    engine.search(questions[0], 5)
+    timings = []
+    for question in questions[1:]:
+        started = time.perf_counter()
+        engine.search(question, 5)
+        timings.append(1000 * (time.perf_counter() - started))
+    return timings
+
+
+def one_client(questions: list[str], seconds: float) -> str:
+    """One client asking distinct questions one after another over HTTP, beside the same engine in process."""
+    over_http = serve_and_ask("1 worker, one client", 1, questions, 1, seconds)
+    used = round(over_http.answered_per_second * seconds) + 1
+    progress("the same engine in process")
+    alone = percentile(in_process_ms(questions[used : used + 400]), 0.5)
+    ratio = over_http.p50_ms / alone
+    verdict = "met" if ratio <= HTTP_OVER_IN_PROCESS else "**missed**"
+    return (
+        f"One client asking distinct questions one after another: p50 {over_http.p50_ms:.1f} ms over HTTP "
+        f"(p99 {over_http.p99_ms:.1f}), {alone:.1f} ms in process for the next 400 questions: {ratio:.2f}x "
+        f"(at most {HTTP_OVER_IN_PROCESS:g}x: {verdict})."
+    )
+
+
 def run(args: argparse.Namespace) -> str:
     questions = distinct_questions()
     progress(f"{len(questions)} distinct questions")
@@ -433,6 +469,7 @@ def run(args: argparse.Namespace) -> str:
         thread_runs.append(embedding_processes(listed, processes, choice, args.seconds))
 
     texts = entry_texts()
+    lone = one_client(questions[1500:], args.seconds)  # questions the threads table did not embed
     serving_runs = [
         serve_and_ask("1 worker, quiet machine", 1, questions, args.connections, args.seconds),
         serve_and_ask("2 workers, quiet machine", 2, questions, args.connections, args.seconds),
@@ -481,6 +518,7 @@ def run(args: argparse.Namespace) -> str:
             "through the project's encoder.",
             serving_table(serving_runs),
             "\n".join(verdicts),
+            lone,
             f"Flood: {args.flood} clients asking distinct questions at once on one worker, and 4 asking for "
             "`products.json`.",
             flooded,
@@ -493,7 +531,7 @@ def main() -> None:
         prog="python -m benchmarks.ask_load", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--seconds", type=float, default=8, help="each measurement's length (default 8)")
-    parser.add_argument("--connections", type=int, default=16, help="clients asking at once when serving (default 16)")
+    parser.add_argument("--connections", type=int, default=8, help="clients asking at once when serving (default 8)")
     parser.add_argument("--flood", type=int, default=256, help="clients asking at once in the flood (default 256)")
     parser.add_argument(
         "--previous",
