@@ -65,6 +65,13 @@ def network(model: ModelFile) -> bytes:
         return output
 
     eps = float(model.layer_norm_eps)
+
+    def residual_norm(added: str, skip: str, norm: str, bias: str, output: str) -> str:
+        """LayerNorm(added + bias + skip), the norm's weight and bias the tensors ``norm``.w and .b."""
+        weights = [constant(f"{norm}.{kind}", tensors[f"{norm}.{kind}"]) for kind in ("w", "b")]
+        inputs = [added, skip, *weights, constant(bias, tensors[bias])]
+        return node("SkipLayerNormalization", inputs, output, domain=_MICROSOFT, epsilon=eps)
+
     hidden = node(
         "LayerNormalization",
         [EMBEDDINGS_INPUT, constant("emb.ln.w", tensors["emb.ln.w"]), constant("emb.ln.b", tensors["emb.ln.b"])],
@@ -84,35 +91,12 @@ def network(model: ModelFile) -> bytes:
             num_heads=model.heads,
         )
         projected = node("MatMul", [attended, constant(f"{p}ao.w", tensors[f"{p}ao.w"].T)], f"{p}ao")
-        hidden = node(
-            "SkipLayerNormalization",
-            [
-                projected,
-                hidden,
-                constant(f"{p}aln.w", tensors[f"{p}aln.w"]),
-                constant(f"{p}aln.b", tensors[f"{p}aln.b"]),
-                constant(f"{p}ao.b", tensors[f"{p}ao.b"]),
-            ],
-            f"{p}aln",
-            domain=_MICROSOFT,
-            epsilon=eps,
-        )
+        hidden = residual_norm(projected, hidden, f"{p}aln", f"{p}ao.b", f"{p}aln")
         widened = node("MatMul", [hidden, constant(f"{p}fi.w", tensors[f"{p}fi.w"].T)], f"{p}fi")
         activated = node("BiasGelu", [widened, constant(f"{p}fi.b", tensors[f"{p}fi.b"])], f"{p}gelu", _MICROSOFT)
         narrowed = node("MatMul", [activated, constant(f"{p}fo.w", tensors[f"{p}fo.w"].T)], f"{p}fo")
-        hidden = node(
-            "SkipLayerNormalization",
-            [
-                narrowed,
-                hidden,
-                constant(f"{p}oln.w", tensors[f"{p}oln.w"]),
-                constant(f"{p}oln.b", tensors[f"{p}oln.b"]),
-                constant(f"{p}fo.b", tensors[f"{p}fo.b"]),
-            ],
-            f"{p}oln" if layer < model.layers - 1 else HIDDEN_OUTPUT,
-            domain=_MICROSOFT,
-            epsilon=eps,
-        )
+        output = f"{p}oln" if layer < model.layers - 1 else HIDDEN_OUTPUT
+        hidden = residual_norm(narrowed, hidden, f"{p}oln", f"{p}fo.b", output)
     graph = helper.make_graph(
         nodes,
         "e5-encoder",
