@@ -34,6 +34,7 @@ from __future__ import annotations
 import os
 import threading
 import unicodedata
+import weakref
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -75,7 +76,8 @@ class WordRows:
         self._word_offset = word.offset
         self._rows = word.values // hidden
         # Read with pread, never mapped: no page of the table stays in this process.
-        self._file = open(model_path, "rb", buffering=0)  # noqa: SIM115 (closed with the encoder that holds it)
+        self._file = open(model_path, "rb", buffering=0)  # noqa: SIM115 (closed with these rows, below)
+        weakref.finalize(self, self._file.close)  # a model dropped from Encoder.shared closes its file
         self._positions = self._f32(stored["emb.pos"]).reshape(-1, hidden)
         self._type = self._f32(stored["emb.type"]).reshape(-1, hidden)[0]
 
