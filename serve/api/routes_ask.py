@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import datetime as dt
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from ask.dense.threads import encoder_threads
 from ask.engine import AskEngine
 from ask.model.store import ModelStore
 from foundations.problem_details import ProblemError
@@ -86,18 +84,11 @@ async def ask(request: Request) -> Response:
 @dataclass(frozen=True)
 class QuestionDesk:
     """What every question a server process answers goes through, whoever asks it (ask.json or an
-    assistant's ``ask`` tool): the encoder's one queue, the threads that answer, and the log of
-    questions for the editors.
-
-    A question is answered on one of ``answering``'s threads, as many as the encoder runs questions
-    at once. More threads would not answer sooner: they would contend for the GIL with the
-    threads whose encoder pass has just finished (16 clients on starlette's pool of 40 threads got
-    110 answers a second where 8 got 185); the questions beyond them wait in the event loop."""
+    assistant's ``ask`` tool): the encoder's one queue, and the log of questions for the editors."""
 
     admission: QuestionAdmission
     log: QuestionLog | None
     count_refusal: Callable[[str, str], None]  # (route, reason) of a question refused for the queue
-    answering: ThreadPoolExecutor
 
     @classmethod
     def opened(
@@ -105,12 +96,10 @@ class QuestionDesk:
     ) -> QuestionDesk:
         """A new queue, and the log under the home unless the settings turn it off."""
         log = QuestionLog(settings.questions_dir) if settings.question_log else None
-        answering = ThreadPoolExecutor(encoder_threads().runs, thread_name_prefix="ask")
-        return cls(QuestionAdmission(), log, count_refusal, answering)
+        return cls(QuestionAdmission(), log, count_refusal)
 
     def close(self) -> None:
         """Write what the log gathered (the process stopping)."""
-        self.answering.shutdown(wait=False)
         if self.log is not None:
             self.log.close()
 
@@ -131,9 +120,7 @@ async def answer_asked(snapshot: Snapshot, desk: QuestionDesk, asked: AskKey, ro
             # Only a new question waits for the encoder, and only while the wait stays short.
             with desk.admission.admitted():
                 # Embedding the question takes milliseconds of C code that releases the GIL: off the event loop.
-                found = await asyncio.get_running_loop().run_in_executor(
-                    desk.answering, answer_for, snapshot, snapshot.base_url, question, limit, language
-                )
+                found = await run_in_threadpool(answer_for, snapshot, snapshot.base_url, question, limit, language)
         except QuestionsWaiting as busy:
             desk.count_refusal(route, busy.reason)
             retry = {"Retry-After": str(busy.retry_after)}
