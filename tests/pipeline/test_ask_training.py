@@ -52,7 +52,9 @@ class Training:
     home: Path
     inputs: Path
     outputs: list[str]
-    environ: dict[str, str]  # a model store of its own: what other runs trained on this machine must not count
+    # A model store and a vector cache of its own: what other runs on this machine trained and
+    # embedded (the same short training gives the same model) must not count here.
+    environ: dict[str, str]
 
     def metadata(self, asset: str) -> dict[str, object]:
         return latest_materialization_metadata(self.home / "dagster", ["marts", asset])
@@ -69,7 +71,11 @@ def training(tmp_path_factory) -> Training:
     root = tmp_path_factory.mktemp("ask-training")
     inputs, home = copy_demo(root / "inputs"), root / "home"
     cut_to_categories(inputs, KEPT_CATEGORIES)
-    environ = {"REUSE_DATA_ASK_MODELS": str(root / "models"), "REUSE_DATA_ASK_TRAINING": "short"}
+    environ = {
+        "REUSE_DATA_ASK_MODELS": str(root / "models"),
+        "REUSE_DATA_EMBEDDING_CACHE": str(root / "vectors.sqlite3"),
+        "REUSE_DATA_ASK_TRAINING": "short",
+    }
     return Training(home, inputs, [build(home, inputs, environ)], environ)
 
 
