@@ -1,7 +1,7 @@
 """The intake's commands: serve it, manage testers, upload a sheet, withdraw one.
 
 reuse-data intake [--host H] [--port P] [--allow-public]
-reuse-data testers add NAME | list | revoke NAME
+reuse-data testers add NAME | list | rotate NAME | revoke NAME
 reuse-data upload FILE [--url URL] [--token T] [--json]
 reuse-data withdraw RECEIPT --reason TEXT
 """
@@ -89,6 +89,17 @@ def command_testers_list(args: argparse.Namespace) -> int:
     for tester in testers:
         status = "active" if tester.active else f"revoked {tester.revoked_at}"
         _print(f"{tester.name:<28}{tester.created_at:<24}{status}")
+    return 0
+
+
+def command_testers_rotate(args: argparse.Namespace) -> int:
+    try:
+        token = IntakeStore(load_settings().home).rotate_token(args.name)
+    except IntakeError as error:
+        _print(f"error: {error}")
+        return 2
+    _print(f"rotated {args.name!r}: the old token no longer works. The new one follows; it is shown only this once:")
+    _print(token)
     return 0
 
 
@@ -216,7 +227,7 @@ def add_intake_commands(commands: argparse._SubParsersAction) -> None:
     )
     intake.set_defaults(handler=command_intake)
 
-    testers = commands.add_parser("testers", help="add, list or revoke the testers who may upload sheets")
+    testers = commands.add_parser("testers", help="add, list, rotate or revoke the testers who may upload sheets")
     actions = testers.add_subparsers(dest="testers_command", required=True, metavar="ACTION")
     add = actions.add_parser("add", help="create a tester; prints their token (once) as the last line")
     add.add_argument("name", help="the tester's name, as on the site's team page (e.g. 'Eleni Papadaki')")
@@ -224,6 +235,15 @@ def add_intake_commands(commands: argparse._SubParsersAction) -> None:
     actions.add_parser("list", help="every tester and whether their token is active").set_defaults(
         handler=command_testers_list
     )
+    rotate = actions.add_parser(
+        "rotate",
+        help="give a tester a new token and stop the old one, at once; prints the new token (once) as the last line",
+        description="Replace an active tester's token: the old token is refused from the same instant the new one "
+        "works (one transaction). Their name, when they were added and their receipts stay as they were. For a "
+        "revoked tester, `testers add` issues a token again.",
+    )
+    rotate.add_argument("name", help="a name shown by `reuse-data testers list`")
+    rotate.set_defaults(handler=command_testers_rotate)
     revoke = actions.add_parser("revoke", help="stop a tester's token from working")
     revoke.add_argument("name", help="a name shown by `reuse-data testers list`")
     revoke.set_defaults(handler=command_testers_revoke)

@@ -5,7 +5,8 @@ accepted sheets are kept byte for byte under ``intake/sheets/<sha256><suffix>``,
 once (to a temporary name, then renamed) and never changed. A file name from an upload is
 only ever shown, never used as a path.
 
-A tester's token is shown once, when the tester is added; only its SHA-256 is stored. A
+A tester's token is shown once, when the tester is added or their token rotated; only its
+SHA-256 is stored. A
 receipt remembers which of its states (accepted, withdrawn) the newest published snapshot
 holds, so the pipeline's sensor can tell what is still to publish, and a crash between
 accepting a sheet and ingesting it loses nothing: the receipt stays unpublished until a
@@ -21,7 +22,7 @@ import json
 import secrets
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -30,6 +31,8 @@ from foundations.durable_files import replace_durably
 TOKEN_PREFIX = "rdt_"
 """Starts every tester token: recognisable in a leaked log, and never read as a command-line option
 (a bare ``token_urlsafe`` may begin with ``-``)."""
+INTAKE_FOLDER = "intake"  # under the home
+DATABASE_FILE = "intake.sqlite3"  # in the intake folder: testers and receipts
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS testers (
@@ -117,6 +120,16 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode("utf-8")).hexdigest()
 
 
+def new_token() -> str:
+    """A fresh tester token: 32 random bytes, URL-safe, behind ``TOKEN_PREFIX``."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def intake_folder(home: Path) -> Path:
+    """Where the intake of ``home`` keeps its state: the database and the archive of sheets."""
+    return home / INTAKE_FOLDER
+
+
 def receipt_id_for(sha256: str) -> str:
     """Receipts are content-addressed: the same bytes always get the same receipt."""
     return f"rcpt-{sha256[:20]}"
@@ -126,10 +139,10 @@ class IntakeStore:
     """Testers, receipts and archived sheets under ``<home>/intake``."""
 
     def __init__(self, home: Path):
-        self.root = home / "intake"
+        self.root = intake_folder(home)
         self.sheets_dir = self.root / "sheets"
         self.sheets_dir.mkdir(parents=True, exist_ok=True)
-        self.database = self.root / "intake.sqlite3"
+        self.database = self.root / DATABASE_FILE
         with self._connect() as connection:
             connection.executescript(SCHEMA)
 
@@ -149,11 +162,14 @@ class IntakeStore:
     def add_tester(self, name: str) -> str:
         """Create a tester, or give a revoked one a new token; return the token (shown once; only
         its hash is kept). The old token of a revoked tester stays refused."""
-        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        token = new_token()
         with self._connect() as connection:
             row = connection.execute("SELECT revoked_at FROM testers WHERE name = ?", (name,)).fetchone()
             if row is not None and row["revoked_at"] is None:
-                raise IntakeError(f"tester {name!r} already exists; revoke it first to issue a new token")
+                raise IntakeError(
+                    f"tester {name!r} already exists; `reuse-data testers rotate` gives them a new token "
+                    "(or revoke it first)"
+                )
             if row is None:
                 connection.execute(
                     "INSERT INTO testers (name, token_sha256, created_at) VALUES (?, ?, ?)",
@@ -164,6 +180,31 @@ class IntakeStore:
                     "UPDATE testers SET token_sha256 = ?, revoked_at = NULL WHERE name = ?", (token_hash(token), name)
                 )
         return token
+
+    def rotate_token(self, name: str) -> str:
+        """Give the active tester ``name`` a new token and return it (shown once): one UPDATE, so
+        the old token stops working at the instant the new one starts. Their name, when they were
+        added and their receipts stay as they were."""
+        token = new_token()
+        with self._connect() as connection:
+            rotated = connection.execute(
+                "UPDATE testers SET token_sha256 = ? WHERE name = ? AND revoked_at IS NULL", (token_hash(token), name)
+            ).rowcount
+            if not rotated:
+                row = connection.execute("SELECT revoked_at FROM testers WHERE name = ?", (name,)).fetchone()
+                if row is None:
+                    raise IntakeError(f"no tester named {name!r}; `reuse-data testers list` shows them")
+                raise IntakeError(
+                    f"tester {name!r} is revoked; `reuse-data testers add` gives them a token again if they are back"
+                )
+        return token
+
+    def back_up_database(self, target: Path) -> None:
+        """Copy the database to ``target`` with SQLite's online backup: a consistent copy while the
+        intake goes on writing (a plain file copy could take half of a transaction, or miss what the
+        write-ahead log still holds)."""
+        with self._connect() as source, closing(sqlite3.connect(target)) as copy:
+            source.backup(copy)
 
     def revoke_tester(self, name: str) -> None:
         with self._connect() as connection:
