@@ -21,6 +21,7 @@ from foundations.settings import (
     variables,
 )
 from intake.cli import add_intake_commands
+from reuse_data.backup_commands import add_backup_commands
 
 EPILOG = """\
 examples:
@@ -39,6 +40,9 @@ examples:
   reuse-data testers add "Eleni Papadaki"  give a tester an upload token (printed once)
   reuse-data intake --port 8001            serve the tester intake (upload page at /)
   reuse-data upload sheet.csv --token T    upload a bench sheet and print the verdict
+  reuse-data testers rotate "Eleni Papadaki"   a new token for a tester, the old one refused at once
+  reuse-data backup /backups/2026-12-07    back up the intake, the questions and the ask models
+  reuse-data restore /backups/2026-12-07   restore one onto a new home (--force: over what it holds)
 """
 
 T = TypeVar("T")
@@ -573,6 +577,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     generate.set_defaults(handler=command_demo_generate)
     add_intake_commands(commands)
+    add_backup_commands(commands)
     return parser
 
 
