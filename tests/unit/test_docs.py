@@ -1,8 +1,9 @@
 """The docs state what the code does. The limits are declared once (``public/openapi.py``,
 ``foundations/http_limits.py``, ``serve/api/admission.py``) and checked here against what the
-docs tell a reader; every make target, command, flag, code name, path and link the docs write
-must exist (``tests.support.doc_facts``); every target and command is documented; the README is
-read in five minutes."""
+docs tell a reader; every make target, command, flag (bracketed too), code name, class, route,
+path and link the docs write must exist, a name said to be in a file must be there, and a list of
+a folder's modules must be whole (``tests.support.doc_facts``); every target and command is
+documented; the README is read in five minutes."""
 
 from __future__ import annotations
 
@@ -75,6 +76,61 @@ def test_a_name_the_code_does_not_have_is_caught():
         )
         == []
     )
+
+
+def _caught(wrong: str, right: str) -> tuple[list[str], list[str]]:
+    """The problems found in a wrong fact and in a right one of the same kind."""
+    return problems_in(wrong, PROJECT_ROOT / "README.md"), problems_in(right, PROJECT_ROOT / "README.md")
+
+
+def test_a_bracketed_flag_the_command_lacks_is_caught():
+    wrong, right = _caught(
+        "`reuse-data questions` takes `[--turbo]`; `reuse-data questions [--days 7] [--json]`.",
+        "`reuse-data questions` takes `[--csv]`; `reuse-data questions [--days 7] [--limit 50] [--csv]`.",
+    )
+    assert wrong == ["`reuse-data questions` has no option --turbo", "`reuse-data questions` has no option --json"]
+    assert right == []
+
+
+def test_a_route_the_apps_do_not_answer_is_caught():
+    wrong, right = _caught(
+        "Ask `/ask.json`, or download from `/release/{version}/...`.",
+        "Ask `/api/public/ask.json`, download from `/releases/{version}/...` or `/releases/<version>/`, "
+        "read `/guides/start-here`, list `/api/intake/receipts/{receipt_id}`, under `/api/public/`.",
+    )
+    assert [problem.split(":")[0] for problem in wrong] == ["`/ask.json`", "`/release/{version}/...`"]
+    assert right == []
+
+
+def test_a_class_the_code_only_mentions_is_caught():
+    """A class renamed away leaves its old name in comments (as this one: RenamedAwayStore), where
+    the code words alone would still find it; a class's name must be defined."""
+    wrong, right = _caught("`RenamedAwayStore` keeps models.", "`ModelStore` keeps models; `PieceTable` its pieces.")
+    assert wrong == ["`RenamedAwayStore`: the code defines no such class or name"]
+    assert right == []
+
+
+def test_a_name_said_to_be_in_a_file_it_is_not_in_is_caught():
+    wrong, right = _caught(
+        "`PUBLISH_CHECKS` is in `warehouse/raw_bench.py`; `release/folder.py`'s `DEFAULT_KEEP`; "
+        "`release/manifest.py` (`verify`, `link_unchanged`).",
+        "`PUBLISH_CHECKS` is in `warehouse/contract.py`; `release/local_store.py`'s `DEFAULT_KEEP`; "
+        "`release/local_store.py` (`link_unchanged`, `prune`).",
+    )
+    assert [problem.split(" is said")[0] for problem in wrong] == [
+        "`PUBLISH_CHECKS`",
+        "`DEFAULT_KEEP`",
+        "`link_unchanged`",
+    ]
+    assert right == []
+
+
+def test_a_list_of_a_folders_modules_that_leaves_one_out_is_caught():
+    modules = sorted(path.stem for path in (PROJECT_ROOT / "foundations").glob("*.py") if path.stem != "__init__")
+    spans = ", ".join(f"`{module}`" for module in modules)
+    wrong, right = _caught(f"`foundations/` holds {spans.replace('`heap`, ', '')}.", f"`foundations/` holds {spans}.")
+    assert wrong == ["the list of `foundations/`'s modules leaves out heap"]
+    assert right == []
 
 
 def test_every_make_target_and_command_is_documented():
