@@ -388,9 +388,10 @@ def _is_repository_file(text: str) -> bool:
 def placement_problems(unit: str) -> list[str]:
     """Every claim that a name is in a file (`X` in `f.py`, `f.py`'s `X`, `f.py` (`X`, `Y`)): each
     part of the name must be written in that file, as a definition or a mention."""
-    claims = [(name, file) for name, file in NAME_IN_FILE.findall(unit)]
-    claims += [(name, file) for file, name in FILE_OWNS_NAME.findall(unit)]
-    claims += [(name, file) for file, inside in FILE_THEN_PARENTHESIS.findall(unit) for name in SPAN.findall(inside)]
+    text = " ".join(unit.split())  # a claim may break across lines
+    claims = [(name, file) for name, file in NAME_IN_FILE.findall(text)]
+    claims += [(name, file) for file, name in FILE_OWNS_NAME.findall(text)]
+    claims += [(name, file) for file, inside in FILE_THEN_PARENTHESIS.findall(text) for name in SPAN.findall(inside)]
     found = []
     for name, file in claims:
         if not (CODE_NAME.match(name) and _is_repository_file(file)) or name in FOREIGN:
