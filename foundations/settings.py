@@ -51,6 +51,7 @@ class Variable:
     meaning: str
     secret: bool = False
     words: tuple[str, str] | None = None  # a yes-or-no setting's words for yes and no
+    computed: bool = False  # the default is worked out on each machine: ``default_text`` says how
 
     def written(self, value: Any) -> str:
         """``value`` as this variable's text (what ``read`` reads back); a secret only says whether it is set."""
@@ -72,13 +73,15 @@ def _setting(
     read: Callable[[str, str], Any],
     shown: str | None = None,
     secret: bool = False,
+    computed: bool = False,
 ) -> Any:
     """A field of ``Settings`` read from ``name``; ``shown`` is how the default reads where
-    it is not the value itself (a path in the checkout, none)."""
+    it is not the value itself (a path in the checkout, none), and with ``computed`` how it is
+    worked out where it differs from machine to machine (the host name)."""
     words = getattr(read, "words", None)
     if shown is None:
         shown = words[0 if default else 1] if words else str(default)
-    variable = Variable(name, read, shown, meaning, secret, words)
+    variable = Variable(name, read, shown, meaning, secret, words, computed)
     return field(default=default, repr=not secret, metadata={"variable": variable})
 
 
@@ -290,7 +293,8 @@ class Settings:
         "A replica's folder in the object store, `<store>/questions/<name>/`, where it uploads the "
         "questions asked of it; unique per replica.",
         _replica_name,
-        "the host name",
+        "the machine's host name",
+        computed=True,
     )
     question_upload_seconds: int = _setting(
         "REUSE_DATA_QUESTION_UPLOAD_SECONDS",
@@ -446,6 +450,8 @@ def settings_reference() -> str:
         default = f"`{variable.default_text}`" if variable.default_text not in ("", "none") else "none"
         if variable.default_text.startswith("the checkout's "):
             default = "the checkout's `" + variable.default_text.removeprefix("the checkout's ") + "`"
+        if variable.computed:  # not a value to copy: how each machine works it out
+            default = f"*({variable.default_text})*"
         lines.append(f"| `{variable.name}` | {default} | {variable.meaning} |")
     lines += ["", "Read by the parts underneath:", "", "| variable | what it sets |", "| --- | --- |"]
     lines += [f"| `{names}` | {meaning} |" for names, meaning in OTHER_VARIABLES]

@@ -4,6 +4,7 @@ described from that one declaration in ``docs/configuration.md``, the command li
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import subprocess
 import sys
@@ -27,6 +28,19 @@ SEARCHED = ("*.py", "*.md", "Makefile", "*.template", "*.yaml", "*.toml")
 def test_the_configuration_reference_is_the_declarations():
     written = (PROJECT_ROOT / "docs" / "configuration.md").read_text(encoding="utf-8")
     assert written == settings_reference(), "run `reuse-data settings --reference > docs/configuration.md`"
+
+
+def test_a_default_shown_as_a_value_is_that_value():
+    """The reference shows a default in code only where it is the value itself, to be copied; one
+    worked out on each machine (the host name) reads as computed, never as a literal."""
+    defaults = {item.name: item.default for item in dataclasses.fields(Settings)}
+    reference = settings_reference()
+    for name, variable in variables():
+        shown = variable.default_text
+        if variable.computed:
+            assert f"| `{variable.name}` | *({shown})* |" in reference
+        elif shown not in ("", "none") and not shown.startswith("the checkout's "):
+            assert variable.read(variable.name, shown) == defaults[name], variable.name
 
 
 def test_every_variable_named_in_the_project_is_a_declared_setting():
