@@ -223,7 +223,8 @@ def add_intake_commands(commands: argparse._SubParsersAction) -> None:
     intake.add_argument(
         "--allow-public",
         action="store_true",
-        help="listen on an interface other machines reach (refused without it: tokens travel in plain HTTP)",
+        help="listen on an interface other machines reach, only on a network already private or encrypted "
+        "(tokens travel in plain HTTP; otherwise keep 127.0.0.1 behind a TLS reverse proxy)",
     )
     intake.set_defaults(handler=command_intake)
 
