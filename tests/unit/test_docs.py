@@ -140,6 +140,16 @@ def test_every_make_target_and_command_is_documented():
     assert targets == [] and missing == [], f"undocumented make targets {targets}, commands {missing}"
 
 
+def test_the_decisions_index_lists_every_decision_with_its_date():
+    """decisions.md's index is its headings, each dated, in number order (the links' anchors are
+    checked with every link)."""
+    text = (PROJECT_ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
+    dated = re.findall(r"^### (\d+)\. (.+)\n- \*\*Date\.\*\* (\d{4}-\d\d-\d\d)\.", text, re.M)
+    indexed = re.findall(r"^- \[(\d+)\. (.+?)\]\(#[^)]+\), (\d{4}-\d\d-\d\d)", text, re.M)
+    assert len(dated) == len(re.findall(r"^### \d+\. ", text, re.M)), "a decision without its date"
+    assert indexed == sorted(dated, key=lambda decision: int(decision[0]))
+
+
 def test_no_paragraph_is_written_twice():
     """A fact in one place: a paragraph copied into a second place (or twice into one) drifts."""
     paragraphs = Counter(
