@@ -14,6 +14,7 @@ XML = "application/xml"
 PARQUET = "application/vnd.apache.parquet"
 BINARY = "application/octet-stream"
 PROBLEM_JSON = "application/problem+json"  # RFC 9457 problem details
+XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"  # the intake's sheet template
 
 
 def with_charset(media_type: str) -> str:

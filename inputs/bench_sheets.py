@@ -17,7 +17,19 @@ import polars as pl
 
 from foundations.input_problems import InputProblems, RowProblem, sha256_of
 
-SHEET_COLUMNS = ["product", "protocol", "sample", "reading", "unit", "tester", "date", "notes"]
+# A sheet's columns, in order, and what a tester writes in each: told on the intake's page and
+# in its template, so that no list of them can fall behind this one.
+SHEET_COLUMN_MEANINGS = {
+    "product": "the product's slug, as at the end of its address on the site (/products/<slug>)",
+    "protocol": "the slug of the bench protocol the reading comes from; only protocols run on the product's category",
+    "sample": "which sample of the product this reading is of: a whole number from 1 up, one row per sample",
+    "reading": "the measured value, a number; a decimal comma is fine",
+    "unit": "the unit the reading is in: the protocol's own, or one that converts to it (°F for °C, say)",
+    "tester": "who ran the test, as the site's team page writes the name",
+    "date": "the day of the test, YYYY-MM-DD; not in the future",
+    "notes": "anything worth knowing about this reading (may be empty)",
+}
+SHEET_COLUMNS = list(SHEET_COLUMN_MEANINGS)
 REQUIRED_CELLS = ["product", "protocol", "sample", "reading", "unit", "tester", "date"]
 SHEET_SUFFIXES = (".csv", ".xlsx")
 # ASCII digits only: staging casts these cells in DuckDB, which reads no other digits.

@@ -11,7 +11,7 @@ from __future__ import annotations
 import csv
 import datetime as dt
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +31,10 @@ class Protocol:
     plausible_max: float | None
     categories: frozenset[str]
 
+    def runs_on(self, category: str) -> bool:
+        """Whether the lab runs this protocol on products of ``category`` (a reading of any other is refused)."""
+        return category in self.categories
+
 
 @dataclass(frozen=True)
 class Conversion:
@@ -45,23 +49,44 @@ class Reference:
 
     product_categories: Mapping[str, str]  # product slug -> category slug
     protocols: Mapping[str, Protocol]
-    testers: frozenset[str]  # lower-cased names
+    testers: Mapping[str, str]  # lower-cased name -> the name as the site writes it
     conversions: Mapping[str, Conversion]  # lower-cased unit as typed -> the unit it converts to
+    product_names: Mapping[str, str] = field(default_factory=dict)  # product slug -> name, for people to search
 
     @classmethod
     def from_tables(cls, tables: Mapping[str, Iterable[Mapping[str, Any]]]) -> Reference:
         """The reference of a published snapshot's tables."""
         return cls(
             product_categories={p["product_slug"]: p["category_slug"] for p in tables["products"]},
+            product_names={p["product_slug"]: p["product_name"] for p in tables["products"]},
             protocols={
                 p["protocol_slug"]: Protocol(
                     p["unit"], p["plausible_min"], p["plausible_max"], frozenset(p["category_slugs"] or ())
                 )
                 for p in tables["protocols"]
             },
-            testers=frozenset(p["person_name"].strip().lower() for p in tables["people"] if p["is_tester"]),
+            testers={
+                p["person_name"].strip().lower(): p["person_name"].strip() for p in tables["people"] if p["is_tester"]
+            },
             conversions=read_conversions(),
         )
+
+    def protocols_for(self, product_slug: str) -> list[str]:
+        """The protocols a row of this product may name: those run on its category, by slug."""
+        category = self.product_categories[product_slug]
+        return sorted(slug for slug, protocol in self.protocols.items() if protocol.runs_on(category))
+
+    def conversion(self, unit: str, protocol: Protocol) -> Conversion | None:
+        """How a reading typed in ``unit`` becomes one in the protocol's unit; None when it cannot."""
+        conversion = self.conversions.get(unit.strip().lower())
+        return conversion if conversion is not None and conversion.to_unit == protocol.unit else None
+
+    def units_of(self, protocol_slug: str) -> list[str]:
+        """Every unit a reading of the protocol may be typed in, its own first (case does not matter)."""
+        protocol = self.protocols[protocol_slug]
+        typed = dict.fromkeys(unit.lower() for unit in (protocol.unit, *self.conversions))
+        own = [protocol.unit] if self.conversion(protocol.unit, protocol) else []
+        return own + [unit for unit in typed if unit != protocol.unit.lower() and self.conversion(unit, protocol)]
 
 
 def read_conversions(path: Path = UNIT_CONVERSIONS) -> dict[str, Conversion]:
@@ -114,11 +139,11 @@ def validate_sheet(path: Path, file_name: str, reference: Reference, today: dt.d
         if protocol is None and readable("protocol"):
             known = ", ".join(sorted(reference.protocols))
             problem("protocol", f"unknown protocol; known protocols: {known}")
-        elif protocol is not None and category is not None and category not in protocol.categories:
+        elif protocol is not None and category is not None and not protocol.runs_on(category):
             problem("protocol", f"the protocol is not run on {category} products")
         if protocol is not None and readable("unit"):
-            conversion = reference.conversions.get(_text(row["unit"]).lower())
-            if conversion is None or conversion.to_unit != protocol.unit:
+            conversion = reference.conversion(_text(row["unit"]), protocol)
+            if conversion is None:
                 problem("unit", f"not a unit of {protocol_slug}; record it in {protocol.unit} or a unit that converts")
             elif (value := parse_reading(row["reading"])) is not None:
                 converted = value * conversion.scale + conversion.offset

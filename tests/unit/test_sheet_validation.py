@@ -13,7 +13,7 @@ from intake.sheet_validation import Protocol, Reference, read_conversions, valid
 REFERENCE = Reference(
     product_categories={"steel-flask": "drinkware", "canvas-tote": "bags"},
     protocols={"heat-retention": Protocol("°C", 0.0, 100.0, frozenset({"drinkware"}))},
-    testers=frozenset({"eleni papadaki"}),
+    testers={"eleni papadaki": "Eleni Papadaki"},
     conversions=read_conversions(),  # the seed dbt converts with
 )
 TODAY = dt.date(2026, 11, 23)
