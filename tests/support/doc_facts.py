@@ -70,8 +70,10 @@ BRACKETED_FLAG = re.compile(r"^\[(--?[a-z][a-z0-9-]*)(?:[ =][^\]]*)?\]$")
 # A placeholder in a route as the docs write it (`<version>`, `{name}`), or its elided rest (`…`, `*`).
 ROUTE_PLACEHOLDER = re.compile(r"<[^>/]*>|\{[^}/]*\}")
 ROUTE_ELIDED = re.compile(r"…|\.\.\.|\*")
-# "`NAME` in `file.py`", "`NAME` is in `file.py`", "`file.py`'s `NAME`", "`file.py` (`NAME`, …)".
+# "`NAME` in `file.py`", "`NAME` is in `file.py`", "`NAME` (`file.py`)", "`file.py`'s `NAME`",
+# "`file.py` (`NAME`, …)".
 NAME_IN_FILE = re.compile(r"`([^`\n]+)` (?:(?:is|are|lives|lie|lies) )?in `([^`\n]+)`")
+NAME_THEN_FILE = re.compile(r"`([^`\n]+)` \(`([^`\n]+)`[,;:)]")
 FILE_OWNS_NAME = re.compile(r"`([^`\n]+)`'s `([^`\n]+)`")
 FILE_THEN_PARENTHESIS = re.compile(r"`([^`\n]+)` \((`[^()]*)\)")  # a parenthesis of names opens with one
 # A list of a folder's modules needs this many of them, written bare, beside the folder's own span.
@@ -386,10 +388,10 @@ def _is_repository_file(text: str) -> bool:
 
 
 def placement_problems(unit: str) -> list[str]:
-    """Every claim that a name is in a file (`X` in `f.py`, `f.py`'s `X`, `f.py` (`X`, `Y`)): each
-    part of the name must be written in that file, as a definition or a mention."""
+    """Every claim that a name is in a file (`X` in `f.py`, `X` (`f.py`), `f.py`'s `X`, `f.py` (`X`,
+    `Y`)): each part of the name must be written in that file, as a definition or a mention."""
     text = " ".join(unit.split())  # a claim may break across lines
-    claims = [(name, file) for name, file in NAME_IN_FILE.findall(text)]
+    claims = NAME_IN_FILE.findall(text) + NAME_THEN_FILE.findall(text)
     claims += [(name, file) for file, name in FILE_OWNS_NAME.findall(text)]
     claims += [(name, file) for file, inside in FILE_THEN_PARENTHESIS.findall(text) for name in SPAN.findall(inside)]
     found = []

@@ -113,15 +113,12 @@ def test_a_class_the_code_only_mentions_is_caught():
 def test_a_name_said_to_be_in_a_file_it_is_not_in_is_caught():
     wrong, right = _caught(
         "`PUBLISH_CHECKS` is in `warehouse/raw_bench.py`; `release/folder.py`'s `DEFAULT_KEEP`; "
-        "`release/manifest.py` (`verify`, `link_unchanged`).",
+        "`release/manifest.py` (`verify`, `link_unchanged`); `SnapshotHolder` (`release/folder.py`).",
         "`PUBLISH_CHECKS` is in `warehouse/contract.py`; `release/local_store.py`'s `DEFAULT_KEEP`; "
-        "`release/local_store.py` (`link_unchanged`, `prune`).",
+        "`release/local_store.py` (`link_unchanged`, `prune`); `SnapshotHolder` (`release/snapshot.py`).",
     )
-    assert [problem.split(" is said")[0] for problem in wrong] == [
-        "`PUBLISH_CHECKS`",
-        "`DEFAULT_KEEP`",
-        "`link_unchanged`",
-    ]
+    said = [problem.split(" is said")[0] for problem in wrong]
+    assert said == ["`PUBLISH_CHECKS`", "`SnapshotHolder`", "`DEFAULT_KEEP`", "`link_unchanged`"]
     assert right == []
 
 
