@@ -137,6 +137,14 @@ def test_every_make_target_and_command_is_documented():
     assert targets == [] and missing == [], f"undocumented make targets {targets}, commands {missing}"
 
 
+def test_the_architectures_command_summary_names_every_command():
+    """The flow's diagram ends with the command line in brief: every command and sub-command is in it."""
+    architecture = (PROJECT_ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    summary = architecture[architecture.index("ON TOP: the `reuse-data` CLI") :].split("```")[0]
+    words = set(re.findall(r"[a-z]+", summary))
+    assert [" ".join(command) for command in commands() if not set(command) <= words] == []
+
+
 def test_the_decisions_index_lists_every_decision_with_its_date():
     """decisions.md's index is its headings, each dated, in number order (the links' anchors are
     checked with every link)."""
