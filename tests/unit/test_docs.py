@@ -11,7 +11,7 @@ import re
 from collections import Counter
 
 from foundations.http_limits import MAX_HEAD_BYTES
-from foundations.settings import PROJECT_ROOT
+from foundations.settings import ASK_TRAINING_CHOICES, PROJECT_ROOT
 from public.openapi import (
     ASK_DEFAULT_LIMIT,
     ASK_MAX_LIMIT,
@@ -22,7 +22,7 @@ from public.openapi import (
     MAX_Q_LENGTH,
 )
 from serve.api.admission import MAX_WAIT_SECONDS
-from tests.support.doc_facts import commands, documents, make_targets, problems, problems_in
+from tests.support.doc_facts import SPAN, commands, documents, make_targets, problems, problems_in
 
 README_MAX_BYTES = 12 * 1024
 
@@ -143,6 +143,15 @@ def test_the_architectures_command_summary_names_every_command():
     summary = architecture[architecture.index("ON TOP: the `reuse-data` CLI") :].split("```")[0]
     words = set(re.findall(r"[a-z]+", summary))
     assert [" ".join(command) for command in commands() if not set(command) <= words] == []
+
+
+def test_decision_32_lists_every_ask_training_choice():
+    """The recipes are listed as the code has them (``ask/training/recipes.py``, with the setting's
+    ``off``), each with what it is for: a recipe added or dropped changes the list."""
+    decisions = (PROJECT_ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
+    decision = decisions[decisions.index("### 32. ") :].split("- **Why.**")[0]
+    listed = {name for item in re.findall(r"^  - (.+?):", decision, re.M) for name in SPAN.findall(item)}
+    assert listed == set(ASK_TRAINING_CHOICES)
 
 
 def test_the_decisions_index_lists_every_decision_with_its_date():
