@@ -3,12 +3,15 @@
     POST /api/intake/bench-sheets       multipart field ``file`` (CSV or XLSX); bearer token
     GET  /api/intake/receipts           the caller's receipts, newest first
     GET  /api/intake/receipts/{id}      one receipt (only the caller's own: 403 otherwise)
+    GET  /api/intake/template.csv       a sheet to start from (also .xlsx): the columns and an example row
+    GET  /api/intake/products           every product with the protocols it is tested by and their units
     GET  /                              the upload page for people (intake/page.html)
 
 A sheet is checked row by row against the published snapshot's reference data
 (``intake.sheet_validation``). Any bad row rejects it whole (422, every problem with
 its row and column); nothing of it is kept. An accepted sheet is archived as received,
-gets a receipt (201), and waits for the pipeline's sensor to ingest and publish it. The
+gets a receipt (201), and waits for the pipeline's sensor to ingest and publish it (each
+receipt says when that is expected, ``intake.going_live``). The
 same bytes again get the same receipt (200) and are not ingested twice; from another tester
 they get 409, since a receipt is read only by the tester it names. A data directory that is
 full (507) or cannot be written (503) fails the upload before any receipt exists.
@@ -17,8 +20,10 @@ full (507) or cannot be written (503) fails the upload before any receipt exists
 from __future__ import annotations
 
 import asyncio
+import datetime as dt
 import errno
 import hashlib
+import html
 import logging
 import sqlite3
 import tempfile
@@ -35,7 +40,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 from starlette.routing import Route
 
-from foundations.media_types import JSON
+from foundations.media_types import CSV, JSON, XLSX, with_charset
 from foundations.problem_details import (
     ProblemError,
     handle_problem,
@@ -45,7 +50,10 @@ from foundations.problem_details import (
 )
 from foundations.settings import Settings, load_settings
 from foundations.trusted_hosts import TrustedHosts
-from inputs.bench_sheets import SheetError
+from inputs.bench_sheets import SHEET_COLUMN_MEANINGS, SHEET_COLUMNS, SheetError
+from intake.going_live import going_live
+from intake.product_guide import product_guide
+from intake.sheet_template import TEMPLATE_STEM, NoExample, template_csv, template_xlsx
 from intake.sheet_validation import Reference, validate_sheet
 from intake.store import IntakeStore, Receipt
 from release.local_store import current_version, read_tables, snapshot_path
@@ -59,6 +67,11 @@ ZIP_MAGIC = b"PK\x03\x04"  # an XLSX workbook is a zip archive
 
 def json_response(body: object, status: int = 200) -> Response:
     return Response(orjson.dumps(body), status_code=status, media_type=JSON)
+
+
+def receipt_json(receipt: Receipt) -> dict[str, object]:
+    """A receipt as every answer shows it: its fields and when its readings are expected live."""
+    return {**receipt.as_json(), "going_live": going_live(receipt, dt.datetime.now(dt.UTC))}
 
 
 def authenticated_tester(request: Request) -> str:
@@ -129,14 +142,14 @@ async def uploaded_sheet(request: Request) -> tuple[str, bytes]:
 # Only the columns a reading is checked against: the rest of a snapshot (millions of reading
 # identifiers in claims, say) is the public server's business, not the intake's.
 REFERENCE_QUERIES = {
-    "products": "SELECT product_slug, category_slug FROM products",
+    "products": "SELECT product_slug, product_name, category_slug FROM products",
     "protocols": "SELECT protocol_slug, unit, plausible_min, plausible_max, category_slugs FROM protocols",
     "people": "SELECT person_name, is_tester FROM people",
 }
 
 
-def reference_data(request: Request) -> Reference:
-    """The reference of the current published snapshot (read again when a new one is published)."""
+def current_reference(request: Request) -> tuple[str, Reference]:
+    """The current published snapshot's version and reference (read again when a new one is published)."""
     store = request.app.state.settings.snapshots_dir
     version = current_version(store)
     if version is None:
@@ -145,7 +158,12 @@ def reference_data(request: Request) -> Reference:
     if cached is None or cached[0] != version:
         cached = (version, Reference.from_tables(read_tables(snapshot_path(store, version), REFERENCE_QUERIES)))
         request.app.state.reference = cached
-    return cached[1]
+    return cached
+
+
+def reference_data(request: Request) -> Reference:
+    """The reference sheets are checked against: the current published snapshot's."""
+    return current_reference(request)[1]
 
 
 def _check_and_keep(store: IntakeStore, reference: Reference, name: str, content: bytes, sha: str, tester: str):
@@ -170,7 +188,7 @@ def _uploaded_before(receipt: Receipt, tester: str) -> Response:
             "Ask the lab lead if it should count under your name.",
             slug="uploaded-by-another-tester",
         )
-    return json_response(receipt.as_json(), 200)
+    return json_response(receipt_json(receipt), 200)
 
 
 async def upload_bench_sheet(request: Request) -> Response:
@@ -190,7 +208,7 @@ async def upload_bench_sheet(request: Request) -> Response:
             [{"row": p.row, "column": p.column, "value": p.value, "message": p.message} for p in error.problems],
             slug="invalid-sheet",
         ) from error
-    return json_response(receipt.as_json(), 201) if created else _uploaded_before(receipt, tester)
+    return json_response(receipt_json(receipt), 201) if created else _uploaded_before(receipt, tester)
 
 
 def _own(request: Request, receipt: Receipt | None) -> Receipt:
@@ -205,12 +223,39 @@ def _own(request: Request, receipt: Receipt | None) -> Receipt:
 async def list_receipts(request: Request) -> Response:
     tester = authenticated_tester(request)
     receipts = request.app.state.store.receipts(tester)
-    return json_response({"tester": tester, "receipts": [r.as_json() for r in receipts]})
+    return json_response({"tester": tester, "receipts": [receipt_json(r) for r in receipts]})
 
 
 async def get_receipt(request: Request) -> Response:
     receipt = request.app.state.store.receipt(request.path_params["receipt_id"])
-    return json_response(_own(request, receipt).as_json())
+    return json_response(receipt_json(_own(request, receipt)))
+
+
+TEMPLATES = {  # suffix -> how the template is written, and its media type
+    ".csv": (template_csv, with_charset(CSV)),
+    ".xlsx": (template_xlsx, XLSX),
+}
+
+
+async def sheet_template(request: Request) -> Response:
+    """The template as an attachment, its example row from the current release's reference."""
+    suffix = request.path_params["suffix"]
+    if f".{suffix}" not in TEMPLATES:
+        raise ProblemError(404, f"No template as .{suffix}: there is template.csv and template.xlsx.")
+    write, media_type = TEMPLATES[f".{suffix}"]
+    reference = await asyncio.to_thread(reference_data, request)
+    try:
+        content = write(reference, dt.datetime.now(dt.UTC).date())
+    except NoExample as error:
+        raise ProblemError(503, f"No template can be made: {error}. Run `reuse-data build`.") from error
+    disposition = f'attachment; filename="{TEMPLATE_STEM}.{suffix}"'
+    return Response(content, media_type=media_type, headers={"Content-Disposition": disposition})
+
+
+async def list_products(request: Request) -> Response:
+    """Every product a sheet may name, from the same reference the sheets are checked against."""
+    version, reference = await asyncio.to_thread(current_reference, request)
+    return json_response({"release": version, "products": product_guide(reference)})
 
 
 async def handle_http_exception(request: Request, error: Exception) -> Response:
@@ -219,7 +264,7 @@ async def handle_http_exception(request: Request, error: Exception) -> Response:
     allowed = (error.headers or {}).get("Allow", "")
     details = {
         404: f"No such address on the intake: {request.url.path}. The upload page is at /, the API under "
-        "/api/intake/ (bench-sheets, receipts).",
+        "/api/intake/ (bench-sheets, receipts, template.csv, template.xlsx, products).",
         405: f"{request.method} is not allowed on {request.url.path}: it takes {allowed}.",
     }
     return router_problem(request, error, details)
@@ -247,8 +292,25 @@ async def handle_storage_error(request: Request, error: Exception) -> Response:
     return problem_response(request, 503, detail, slug="storage-unavailable")
 
 
+def column_rows() -> str:
+    """The page's table of the sheet's columns, written from their one declaration."""
+    return "\n".join(
+        f"<tr><th><code>{html.escape(column)}</code></th><td>{html.escape(meaning)}</td></tr>"
+        for column, meaning in SHEET_COLUMN_MEANINGS.items()
+    )
+
+
+def render_page() -> str:
+    """intake/page.html with the sheet's columns filled in."""
+    return (
+        PAGE.read_text(encoding="utf-8")
+        .replace("{{sheet_columns}}", html.escape(", ".join(SHEET_COLUMNS)))
+        .replace("{{column_rows}}", column_rows())
+    )
+
+
 async def upload_page(request: Request) -> Response:
-    return HTMLResponse(PAGE.read_text(encoding="utf-8"), headers={"Cache-Control": "no-store"})
+    return HTMLResponse(render_page(), headers={"Cache-Control": "no-store"})
 
 
 def create_intake_app(settings: Settings | None = None, max_upload_bytes: int | None = None) -> Starlette:
@@ -260,6 +322,8 @@ def create_intake_app(settings: Settings | None = None, max_upload_bytes: int | 
             Route("/api/intake/bench-sheets", upload_bench_sheet, methods=["POST"]),
             Route("/api/intake/receipts", list_receipts),
             Route("/api/intake/receipts/{receipt_id}", get_receipt),
+            Route("/api/intake/template.{suffix:str}", sheet_template),
+            Route("/api/intake/products", list_products),
         ],
         middleware=[Middleware(TrustedHosts, names=settings.answered_hosts)],
         exception_handlers={

@@ -7,8 +7,10 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from openpyxl import load_workbook
 from playwright.sync_api import TimeoutError as PlaywrightTimeoutError
 
+from inputs.bench_sheets import SHEET_COLUMNS
 from intake.store import IntakeStore
 from tests.support.browser import CHROMIUM
 from tests.support.harness import Server, copy_home, serving
@@ -112,7 +114,8 @@ def test_a_good_sheet_gets_a_receipt_listed_with_the_testers_receipts(page, toke
     assert details["Tester"] == TESTER and details["SHA-256"] == receipt.sha256
     page.wait_for_function("document.querySelectorAll('#receipts tbody tr').length > 0")
     listed = {row[-1]: row for row in table_rows(page, "#receipts")}
-    assert listed[receipt.id][1:3] == ["monday.csv", "2"] and listed[receipt.id][5] == "not yet"
+    assert listed[receipt.id][1:3] == ["monday.csv", "2"] and listed[receipt.id][5].startswith("not yet: expected by ")
+    assert "goes live with the next build, expected by" in details["Goes live"]
 
     # The same bytes again: the same receipt, nothing twice.
     page.reload()
@@ -144,3 +147,45 @@ def test_the_sign_in_line_filling_in_does_not_move_the_upload_button(page, token
     page.wait_for_function("document.getElementById('who').textContent !== ''")
     assert page.text_content("#who") == f"Signed in as {TESTER}."
     assert page.locator("#upload").bounding_box() == before
+
+
+def test_the_product_filter_shows_each_matching_product_with_its_protocols_and_units(page, intake: Server):
+    """Typing part of a product's name leaves exactly the products whose name or slug holds it,
+    each with its slug, category and every protocol with its unit, as the intake's list has them."""
+    products = intake.get("/api/intake/products").json()["products"]
+    page.wait_for_function("document.querySelectorAll('#product-list tbody tr').length > 0")
+    assert len(table_rows(page, "#product-list")) == len(products)
+    wanted = products[len(products) // 2]
+    fragment = wanted["product_name"].split()[0][1:].upper()  # part of a word, in another case
+    page.fill("#product-filter", fragment)
+    matching = [
+        p for p in products if fragment.lower() in p["product_name"].lower() or fragment.lower() in p["product_slug"]
+    ]
+    assert 0 < len(matching) < len(products)
+    page.wait_for_function(f"document.querySelectorAll('#product-list tbody tr').length === {len(matching)}")
+    shown = {row[1]: row for row in table_rows(page, "#product-list")}
+    assert set(shown) == {p["product_slug"] for p in matching}
+    name, _slug, category, protocols = shown[wanted["product_slug"]]
+    assert (name, category) == (wanted["product_name"], wanted["category_slug"])
+    lines = protocols.split("\n")
+    assert [line.split(" ")[0] for line in lines] == [p["protocol_slug"] for p in wanted["protocols"]]
+    assert all(f"({p['unit']}" in line for line, p in zip(lines, wanted["protocols"], strict=True))
+    assert page.text_content("#product-count") == f"{len(matching)} of {len(products)} products"
+    page.fill("#product-filter", "no product is called this")
+    page.wait_for_function("document.querySelectorAll('#product-list tbody tr').length === 0")
+
+
+def downloaded_header(path: Path) -> list[str]:
+    if path.suffix == ".csv":
+        return path.read_text(encoding="utf-8-sig").splitlines()[0].split(",")
+    return list(next(load_workbook(path, read_only=True).active.iter_rows(values_only=True)))
+
+
+@pytest.mark.parametrize("suffix", ["csv", "xlsx"])
+def test_the_template_links_download_the_template(page, suffix: str, tmp_path: Path):
+    with page.expect_download() as download:
+        page.click(f"#template-{suffix}")
+    assert download.value.suggested_filename == f"bench-sheet-template.{suffix}"
+    saved = tmp_path / download.value.suggested_filename
+    download.value.save_as(saved)
+    assert downloaded_header(saved) == SHEET_COLUMNS
