@@ -406,14 +406,20 @@ def placement_problems(unit: str) -> list[str]:
 
 
 def module_list_problems(unit: str, spans: list[str]) -> list[str]:
-    """A list of a folder's modules (the folder's span, then at least ``MODULE_LIST_AT_LEAST`` of
-    its modules as bare spans) must name every module the folder holds, so that it cannot go stale."""
+    """A list of a folder's modules or of its rooms (the folder's span, then at least
+    ``MODULE_LIST_AT_LEAST`` of its modules as bare spans, `settings`, or of its sub-packages,
+    `api/`) must name every one the folder holds, so that it cannot go stale."""
     found = []
     for package in OURS:
-        modules = {path.stem for path in (PROJECT_ROOT / package).glob("*.py") if path.stem != "__init__"}
-        named = modules & set(spans)
-        if f"`{package}/`" in unit and len(named) >= MODULE_LIST_AT_LEAST and (missing := modules - named):
-            found.append(f"the list of `{package}/`'s modules leaves out {', '.join(sorted(missing))}")
+        folder = PROJECT_ROOT / package
+        parts = {
+            "modules": {path.stem for path in folder.glob("*.py") if path.stem != "__init__"},
+            "rooms": {f"{path.parent.name}/" for path in folder.glob("*/__init__.py")},
+        }
+        for kind, held in parts.items():
+            named = held & set(spans)
+            if f"`{package}/`" in unit and len(named) >= MODULE_LIST_AT_LEAST and (missing := held - named):
+                found.append(f"the list of `{package}/`'s {kind} leaves out {', '.join(sorted(missing))}")
     return found
 
 

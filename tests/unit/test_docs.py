@@ -128,6 +128,12 @@ def test_a_list_of_a_folders_modules_that_leaves_one_out_is_caught():
     wrong, right = _caught(f"`foundations/` holds {spans.replace('`heap`, ', '')}.", f"`foundations/` holds {spans}.")
     assert wrong == ["the list of `foundations/`'s modules leaves out heap"]
     assert right == []
+    wrong, right = _caught(
+        "`serve/`: `api/`, `html/`, `http/`, `operations/`.",
+        "`serve/`: `api/`, `html/`, `http/`, `operations/`, `mcp_server/`.",
+    )
+    assert wrong == ["the list of `serve/`'s rooms leaves out mcp_server/"]
+    assert right == []
 
 
 def test_every_make_target_and_command_is_documented():
