@@ -1,6 +1,6 @@
 """What the docs state that the code can check: every make target, `reuse-data` command and flag
 (bracketed ones too), code name (a class's name too), route and path written in code spans, every
-claim that a name is in a file, every list of a folder's modules, and every relative link.
+claim that a name is in a file, every list of a folder's modules or rooms, and every relative link.
 
 A reader trusts a name in backticks to exist. ``problems`` lists each that does not, by document,
 so that a rename which leaves the docs behind fails the suite (``tests/unit/test_docs.py``).
