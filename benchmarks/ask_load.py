@@ -399,7 +399,6 @@ def previous_checkout(ref: str, work: Path) -> dict[str, str]:
         "REUSE_DATA_INPUTS": str(folder / "demo"),
         "REUSE_DATA_EMBEDDING_CACHE": str(folder / ".cache" / "vectors.sqlite"),
         "REUSE_DATA_ASK_MODELS": str(folder / ".cache" / "ask-models"),
-        "REUSE_DATA_ASK_TRAINING": "off",
         "DAGSTER_HOME": str(folder / "var" / "dagster"),
     }
     progress(f"building the demo of {ref} with its own code in {folder}")

@@ -25,7 +25,7 @@ DEFAULT_BASE_URL = "http://127.0.0.1:8000"
 # recipe a real library needs (minutes); ``long``, twelve times its pairs; ``short``, a few small
 # steps (the machinery, for CI); each with ``-6``, distilled into six layers; ``off``, never (the
 # build uses the publisher's latest model and says how stale it is).
-ASK_TRAINING_CHOICES = ("full", "long", "short", "full-6", "long-6", "short-6", "off")  # ask.training.recipes, off
+ASK_TRAINING_CHOICES = ("full", "long", "short", "full-6", "long-6", "short-6")  # ask.training.recipes
 # The names a server always answers for: a client on the machine itself.
 LOOPBACK_HOSTS = ("localhost", "127.0.0.1", "::1")
 _MEMORY_LIMIT = re.compile(r"^\d+(\.\d+)?\s*(B|KB|MB|GB|TB|KiB|MiB|GiB|TiB)$", re.IGNORECASE)
@@ -321,9 +321,9 @@ class Settings:
     ask_training: str = _setting(
         "REUSE_DATA_ASK_TRAINING",
         "full",
-        "How a build trains the ask encoder when none was trained on its library yet: `full` "
-        "(minutes), `long` (40 minutes on two cores), `short` (a few steps, for CI), each with `-6` "
-        "for a 6-layer model, or `off` (use the inputs' model).",
+        "The recipe the `train_ask_encoder` job trains the ask encoder with, and `reuse-data ask train`'s "
+        "default: `full` (minutes), `long` (40 minutes on two cores), `short` (a few steps, for CI), each with "
+        "`-6` for a 6-layer model. A build never trains: it embeds with the inputs' model.",
         _choice(*ASK_TRAINING_CHOICES),
     )
     tester_token: str = _setting(

@@ -133,9 +133,19 @@ def _classify(event) -> tuple[str, str] | None:
         return None
     if kind == DagsterEventType.STEP_FAILURE:
         error = dagster_event.event_specific_data.error
-        detail = error.message.strip() if error else "no error message"
-        return "error", f"step {dagster_event.step_key} failed: {detail}"
+        return "error", f"step {dagster_event.step_key} failed: {real_cause(error)}"
     return None
+
+
+def real_cause(error) -> str:
+    """The first line of what went wrong in a failed step: the first error of the chain that is not
+    Dagster's wrapper of our code's error ("Error occurred while executing op …"), so that what the
+    build prints last names the cause, not the machinery."""
+    while error is not None and (error.cls_name or "").startswith("Dagster") and error.cause is not None:
+        error = error.cause
+    if error is None or not error.message.strip():
+        return "no error message"
+    return error.message.strip().splitlines()[0]
 
 
 PROGRESS_FORMATS = {

@@ -21,9 +21,10 @@ from pipelines.assets.dbt import dbt_models_asset
 from pipelines.assets.ingest import ingest_assets
 from pipelines.assets.publish import published_snapshot_asset
 from pipelines.checks import translation_checks
+from pipelines.encoder_training import train_ask_encoder
 from pipelines.project import dbt_project, published_marts
 from pipelines.resources import build_resources
-from pipelines.schedules import build_and_publish, daily_build
+from pipelines.schedules import build_and_publish, daily_build, weekly_encoder_training
 from pipelines.sensors import intake_inbox
 
 
@@ -44,8 +45,8 @@ def build_definitions(settings: Settings, report: Callable[[str], None] = print)
             unanswered_questions_report,
         ],
         asset_checks=translation_checks,
-        jobs=[build_and_publish],
-        schedules=[daily_build],
+        jobs=[build_and_publish, train_ask_encoder],
+        schedules=[daily_build, weekly_encoder_training],
         sensors=[intake_inbox],
         resources=build_resources(settings, project),
         # One DuckDB file takes one writer at a time: run steps one after another.

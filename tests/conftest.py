@@ -26,11 +26,6 @@ _SESSION_HOME = Path(tempfile.mkdtemp(prefix="reuse-data-tests-"))
 os.environ["REUSE_DATA_HOME"] = str(_SESSION_HOME / "home")
 os.environ["DAGSTER_HOME"] = str(_SESSION_HOME / "home" / "dagster")
 (_SESSION_HOME / "home" / "dagster").mkdir(parents=True, exist_ok=True)
-# A build on a library the demo's shipped encoder was not trained on (a generated publisher, an
-# added phrasing) uses that encoder and says what it was not trained on: training a model would
-# also embed the whole library again with it, minutes on two cores. The tests of training
-# (tests/pipeline/test_ask_training.py) ask for the short recipe themselves.
-os.environ["REUSE_DATA_ASK_TRAINING"] = "off"
 
 
 @dataclass

@@ -11,10 +11,17 @@ Never the test split: only the dev split's questions are in a training set.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from foundations.content_keys import value_key
+
+# What a text the editors write is, where a library does not say (a set assembled without kinds).
+UNNAMED_KIND = "text"
+LABELLED_KIND = "labelled question"  # a dev question and the entry it expects
+NO_MATCH_KIND = "no-match question"  # the dev split's no-match questions and the uncovered topics' questions
+TEXT_DIGEST_CHARACTERS = 10  # a text's short digest: 40 bits, no collision in a library of millions of texts
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,8 @@ class TrainingSet:
     no_match: tuple[str, ...]  # questions nothing in the library answers: the dev split's and the uncovered topics'
     # The entry texts the bench writes (a recommendation's answer: the pick and its figure).
     bench_written: frozenset[str] = frozenset()
+    # What each (entry id, text) is: the ask_texts field that holds it (question, scenario, answer, phrasing).
+    text_kinds: Mapping[tuple[str, str], str] = field(default_factory=dict, compare=False)
 
     def digest(self) -> str:
         """The sha256 of a canonical serialisation: equal sets, equal digests, whatever their order."""
@@ -49,6 +58,23 @@ class TrainingSet:
         }
         return dataclasses.replace(self, entry_texts=edited, bench_written=frozenset()).digest()
 
+    def edited_texts(self) -> dict[str, str]:
+        """A short digest of every text that counts for retraining, by kind, space-separated: what a
+        model's manifest keeps of its training set, so that a build can say how many phrasings, answers
+        or labelled questions a model was not trained on (``ask.training.library.lag``) without the
+        texts themselves."""
+        kinds: dict[str, set[str]] = {}
+        for entry, texts in self.entry_texts.items():
+            for text in texts:
+                if text not in self.bench_written:
+                    kind = self.text_kinds.get((entry, text), UNNAMED_KIND)
+                    kinds.setdefault(kind, set()).add(short_digest(entry, text))
+        for question, entry in self.questions:
+            kinds.setdefault(LABELLED_KIND, set()).add(short_digest(entry, question))
+        for question in self.no_match:
+            kinds.setdefault(NO_MATCH_KIND, set()).add(short_digest("", question))
+        return {kind: " ".join(sorted(digests)) for kind, digests in sorted(kinds.items())}
+
     def summary(self) -> dict[str, int]:
         return {
             "entries": len(self.entry_texts),
@@ -58,16 +84,21 @@ class TrainingSet:
         }
 
 
+def short_digest(entry: str, text: str) -> str:
+    return hashlib.sha256(f"{entry}\n{text}".encode()).hexdigest()[:TEXT_DIGEST_CHARACTERS]
+
+
 def training_set(
     entry_texts: Iterable[tuple[str, str]],
     entry_groups: Mapping[str, str],
     dev_questions: Iterable[tuple[str, tuple[str, ...]]],
     uncovered_questions: Iterable[str],
     bench_written: Iterable[str] = (),
+    text_kinds: Mapping[tuple[str, str], str] | None = None,
 ) -> TrainingSet:
     """The training set of a library: ``entry_texts`` as (entry id, text) rows, each entry's
-    category, the dev split's (question, expected entry ids), the uncovered topics' questions, and
-    which of the texts the bench writes.
+    category, the dev split's (question, expected entry ids), the uncovered topics' questions,
+    which of the texts the bench writes, and what kind of text each (entry id, text) is.
 
     A dev question whose expected entries are all missing from the library (a publisher that
     dropped them) is left out rather than taught as a no-match: it was written to be answered.
@@ -87,4 +118,5 @@ def training_set(
         questions=tuple(questions),
         no_match=tuple(dict.fromkeys(no_match)),
         bench_written=frozenset(bench_written),
+        text_kinds=dict(text_kinds or {}),
     )

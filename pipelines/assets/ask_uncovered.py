@@ -10,7 +10,7 @@ the no-match answer rather than the nearest entry's.
 from dagster import AssetKey
 
 from ask.dense.encoder import DIMENSIONS
-from pipelines.assets.ask_vectors import embedded_texts_asset
+from pipelines.assets.ask_vectors import UNCOVERED_TEXTS_SQL, embedded_texts_asset
 from warehouse.contract import ASK_UNCOVERED_TOPICS_SEED, ASK_UNCOVERED_VECTORS_TABLE, MARTS_SCHEMA, SEEDS_SCHEMA
 
 ask_uncovered_vectors = embedded_texts_asset(
@@ -18,7 +18,7 @@ ask_uncovered_vectors = embedded_texts_asset(
     source=AssetKey([SEEDS_SCHEMA, ASK_UNCOVERED_TOPICS_SEED]),
     description="The uncovered topics' questions embedded with the ask encoder: a question closer to one of "
     "them than to any entry gets no answer.",
-    texts_sql=f"SELECT DISTINCT sha256(question), question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY 1",
+    texts_sql=UNCOVERED_TEXTS_SQL,
     table_sql=f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_UNCOVERED_VECTORS_TABLE} AS "
     f"SELECT seed.topic, seed.kind, seed.language, incoming.sha256 AS question_sha256, "
     f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "

@@ -10,7 +10,6 @@ text embeds nothing, and a changed answer costs only its own texts.
 import time
 from collections.abc import Callable, Mapping
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
@@ -25,9 +24,10 @@ from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.contract import (
     ASK_ENCODER_TABLE,
     ASK_TEXTS_TABLE,
-    ASK_UNCOVERED_VECTORS_TABLE,
+    ASK_UNCOVERED_TOPICS_SEED,
     ASK_VECTORS_TABLE,
     MARTS_SCHEMA,
+    SEEDS_SCHEMA,
 )
 
 
@@ -68,18 +68,11 @@ def known_vectors(
     return entry_vectors(texts, encoder, VectorCache(settings.embedding_cache), log, shipped)
 
 
-def built_vectors(connection: duckdb.DuckDBPyConnection, model_id: str) -> dict[str, np.ndarray]:
-    """Every vector of the build warehouse that ``model_id`` made (the entries' texts and the
-    uncovered topics' questions), by text sha256: what ``reuse-data ask train`` ships with the model."""
-    vectors: dict[str, np.ndarray] = {}
-    for table, sha in ((ASK_VECTORS_TABLE, "text_sha256"), (ASK_UNCOVERED_VECTORS_TABLE, "question_sha256")):
-        rows = connection.sql(
-            f"SELECT DISTINCT {sha}, vector FROM {MARTS_SCHEMA}.{table} WHERE model = $model",
-            params={"model": model_id},
-        ).to_arrow_table()
-        matrix = rows["vector"].combine_chunks().flatten().to_numpy(zero_copy_only=False).reshape(-1, DIMENSIONS)
-        vectors.update(zip(rows[sha].to_pylist(), matrix.astype(np.float32), strict=True))
-    return vectors
+# The (sha256, text) rows each embedding asset reads: what `reuse-data ask train` embeds with a new model too.
+ENTRY_TEXTS_SQL = f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256"
+UNCOVERED_TEXTS_SQL = (
+    f"SELECT DISTINCT sha256(question), question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY 1"
+)
 
 
 def embed_into(
@@ -149,7 +142,7 @@ ask_entry_vectors = embedded_texts_asset(
     source=AssetKey([MARTS_SCHEMA, ASK_TEXTS_TABLE]),
     description="Every ask text embedded with the ask encoder (only texts new to the vector cache are "
     "embedded), written beside the marts for the snapshot.",
-    texts_sql=f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256",
+    texts_sql=ENTRY_TEXTS_SQL,
     table_sql=f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_VECTORS_TABLE} AS "
     f"SELECT texts.entry_id, texts.entry_kind, texts.field, texts.language, texts.text_sha256, "
     f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "

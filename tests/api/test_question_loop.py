@@ -2,7 +2,9 @@
 an editor adds a phrasing for it to the ask_phrasings seed, and after the next build it is answered.
 
 Real parts throughout: the demo built, served by uvicorn, asked over HTTP, built again by
-`reuse-data build` from a copy of the checkout whose seed the test edits as an editor would.
+`reuse-data build` from a copy of the checkout whose seed the test edits as an editor would, on an
+install without PyTorch (``make install``'s): the build embeds the phrasing with the model it has,
+says how far that model now lags, and publishes.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import duckdb
 
 from foundations.settings import PROJECT_ROOT, load_settings
 from release.local_store import current_version, open_snapshot, snapshot_path
-from tests.support.harness import copy_home, home_environment, serving
+from tests.support.harness import copy_home, home_environment, serving, without_pytorch
 from warehouse.asked_questions import RECORD_FIELDS
 
 QUESTION = "Which flask fits a bike bottle cage?"  # on topic, but no entry says it (an unanswered question)
@@ -29,8 +31,6 @@ CLIENT = {"User-Agent": "question-log-test-agent/1.0", "X-Forwarded-For": "203.0
 # What an editor's checkout builds from: every package of ours, and the dbt project.
 PACKAGES = sorted(init.parent.name for init in PROJECT_ROOT.glob("*/__init__.py"))
 CHECKOUT_PARTS = [*(package for package in PACKAGES if package not in {"tests", "benchmarks"}), "sql"]
-# The inputs' encoder embeds the new phrasing (no training: tests/pipeline/test_ask_training.py covers that).
-NO_TRAINING = {"REUSE_DATA_ASK_TRAINING": "off"}
 
 
 def ask(server, question: str) -> dict:
@@ -40,12 +40,11 @@ def ask(server, question: str) -> dict:
 
 
 def build(home: Path, checkout: Path = PROJECT_ROOT) -> str:
-    """`reuse-data build` run from ``checkout`` (its code and its dbt project)."""
+    """`reuse-data build` run from ``checkout`` (its code and its dbt project), where PyTorch cannot be imported."""
     settings = load_settings()
     environ = {
         **home_environment(home, PROJECT_ROOT / "demo"),
-        **NO_TRAINING,
-        "PYTHONPATH": str(checkout),
+        **without_pytorch(home.parent, checkout),
         "REUSE_DATA_EMBEDDING_CACHE": str(settings.embedding_cache),
         "REUSE_DATA_ASK_MODELS": str(settings.ask_models),
     }
@@ -123,7 +122,10 @@ def test_an_unanswered_question_is_listed_then_answered_once_an_editor_adds_a_ph
     seed = checkout / "sql" / "seeds" / "ask_phrasings.csv"
     with seed.open("a", encoding="utf-8", newline="") as phrasings:
         csv.writer(phrasings, lineterminator="\n").writerow([ENTRY, "en", QUESTION])
-    build(home, checkout)
+    output = build(home, checkout)
+    # Live at this build, with the model the inputs ship, which the build says lags by this phrasing.
+    assert "trained before 1 phrasing of this library" in output and "`reuse-data ask train`" in output
+    assert "training step" not in output
 
     with serving(home) as server:
         answer = ask(server, QUESTION)

@@ -68,6 +68,18 @@ def test_daily_schedule_runs_the_whole_build(defs):
     assert schedule.cron_schedule == "15 4 * * *"
 
 
+def test_the_encoder_training_is_a_job_apart_from_the_build_its_schedule_off_until_turned_on(defs):
+    """A build never trains (it would need PyTorch and minutes): training is a job of its own, not
+    in the build's selection, scheduled only where an operator turns it on."""
+    from dagster import DefaultScheduleStatus
+
+    schedule = defs.resolve_schedule_def("weekly_encoder_training")
+    assert schedule.job_name == "train_ask_encoder"
+    assert schedule.default_status == DefaultScheduleStatus.STOPPED
+    assert defs.resolve_job_def("train_ask_encoder").graph.node_names() == ["train_ask_encoder_op"]
+    assert "train_ask_encoder_op" not in defs.resolve_job_def("build_and_publish").graph.node_names()
+
+
 def test_workspace_loads_like_dagster_dev_loads_it(defs, tmp_path):
     """`dagster definitions validate -w workspace.yaml` is what `dagster dev` loads, in a new process."""
     import os

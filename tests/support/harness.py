@@ -349,3 +349,15 @@ def distributed_tables() -> set[str]:
 
     # parses the dbt project when its manifest is stale
     return set(published_marts(dbt_project(load_settings()))) - {DATA_DICTIONARY_TABLE}
+
+
+def without_pytorch(folder: Path, *python_path: Path) -> dict[str, str]:
+    """An environment under which `import torch` fails as on an install without PyTorch (``make
+    install``'s, a replica's): a package of that name first on PYTHONPATH (then ``python_path``)
+    that raises what Python raises for a missing one."""
+    package = folder / "no-pytorch" / "torch"
+    package.mkdir(parents=True, exist_ok=True)
+    (package / "__init__.py").write_text(
+        'raise ModuleNotFoundError("No module named \'torch\'", name="torch")\n', encoding="utf-8"
+    )
+    return {"PYTHONPATH": os.pathsep.join(str(path) for path in (package.parent, *python_path))}

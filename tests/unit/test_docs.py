@@ -152,8 +152,8 @@ def test_the_architectures_command_summary_names_every_command():
 
 
 def test_decision_32_lists_every_ask_training_choice():
-    """The recipes are listed as the code has them (``ask/training/recipes.py``, with the setting's
-    ``off``), each with what it is for: a recipe added or dropped changes the list."""
+    """The recipes are listed as the code has them (``ask/training/recipes.py``, the setting's
+    choices), each with what it is for: a recipe added or dropped changes the list."""
     decisions = (PROJECT_ROOT / "docs" / "decisions.md").read_text(encoding="utf-8")
     decision = decisions[decisions.index("### 32. ") :].split("- **Why.**")[0]
     listed = {name for item in re.findall(r"^  - (.+?):", decision, re.M) for name in SPAN.findall(item)}
