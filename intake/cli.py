@@ -176,7 +176,7 @@ def verdict_lines(status: int, body: dict[str, Any]) -> list[str]:
             f"  tester    {body['tester']}",
             f"  received  {body['received_at']}",
             f"  sha256    {body['sha256']}",
-            "  it goes live with the next published snapshot",
+            f"  live      {body.get('going_live', {}).get('message', 'with the next published snapshot')}",
         ]
     lines = [f"rejected ({status}): {body.get('detail', 'no detail')}"]
     errors = body.get("errors") or []

@@ -135,16 +135,21 @@ def validate_sheet(path: Path, file_name: str, reference: Reference, today: dt.d
         category = reference.product_categories.get(product)
         protocol = reference.protocols.get(protocol_slug)
         if category is None and readable("product"):
-            problem("product", "unknown product; use the product slug as on the site (e.g. copperleaf-meridian)")
+            problem("product", "unknown product; use its slug, as the product list on the upload page has it")
         if protocol is None and readable("protocol"):
-            known = ", ".join(sorted(reference.protocols))
-            problem("protocol", f"unknown protocol; known protocols: {known}")
+            if category is None:
+                problem("protocol", f"unknown protocol; known protocols: {', '.join(sorted(reference.protocols))}")
+            else:
+                runs = ", ".join(reference.protocols_for(product))
+                problem("protocol", f"unknown protocol; this product's protocols: {runs}")
         elif protocol is not None and category is not None and not protocol.runs_on(category):
-            problem("protocol", f"the protocol is not run on {category} products")
+            runs = ", ".join(reference.protocols_for(product))
+            problem("protocol", f"the protocol is not run on {category} products; this product's protocols: {runs}")
         if protocol is not None and readable("unit"):
             conversion = reference.conversion(_text(row["unit"]), protocol)
             if conversion is None:
-                problem("unit", f"not a unit of {protocol_slug}; record it in {protocol.unit} or a unit that converts")
+                units = ", ".join(reference.units_of(protocol_slug))
+                problem("unit", f"not a unit of {protocol_slug}; record it in one of {units}")
             elif (value := parse_reading(row["reading"])) is not None:
                 converted = value * conversion.scale + conversion.offset
                 low, high = protocol.plausible_min, protocol.plausible_max

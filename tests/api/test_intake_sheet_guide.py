@@ -20,6 +20,7 @@ from intake.sheet_validation import read_conversions
 from intake.store import IntakeStore
 from release.local_store import current_version
 from release.snapshot import load_snapshot
+from tests.conftest import run_cli
 from tests.support.harness import Server, copy_home, serving
 from tests.support.intake_sheets import TESTER, good_row, sheet, upload
 
@@ -129,6 +130,7 @@ def test_every_protocol_and_unit_listed_for_a_product_is_accepted(intake: Server
 
 def test_every_protocol_not_listed_for_a_product_is_refused(intake: Server, token: str, products: list[dict]):
     every_protocol = {p["protocol_slug"]: p for product in products for p in product["protocols"]}
+    listed = {product["product_slug"]: [p["protocol_slug"] for p in product["protocols"]] for product in products}
     unlisted = [
         (product["product_slug"], every_protocol[slug])
         for product in products
@@ -144,6 +146,12 @@ def test_every_protocol_not_listed_for_a_product_is_refused(intake: Server, toke
     assert refused.status == 422
     problems = [(e["row"], e["column"]) for e in refused.json()["errors"]]
     assert problems == [(row, "protocol") for row in range(2, len(rows) + 2)]
+    # Each problem names the protocols the list gives for that product.
+    messages = [e["message"] for e in refused.json()["errors"]]
+    assert all(
+        message.endswith(f"this product's protocols: {', '.join(listed[product])}")
+        for message, (product, _) in zip(messages, unlisted, strict=True)
+    )
 
 
 def test_a_unit_not_listed_for_a_protocol_is_refused(intake: Server, token: str, products: list[dict]):
@@ -161,6 +169,7 @@ def test_a_unit_not_listed_for_a_protocol_is_refused(intake: Server, token: str,
     assert refused.status == 422
     assert {e["column"] for e in refused.json()["errors"]} == {"unit"}
     assert len(refused.json()["errors"]) == len(rows)
+    assert refused.json()["errors"][0]["message"].endswith(f"record it in one of {', '.join(protocol['units'])}")
 
 
 # When a receipt goes live
@@ -187,3 +196,13 @@ def test_each_receipt_says_when_its_readings_are_expected_live(intake: Server, t
     IntakeStore(intake.home).mark_published({receipt["id"]: "accepted"})
     published = intake.get(f"/api/intake/receipts/{receipt['id']}", bearer(token)).json()["going_live"]
     assert published == {"expected_by": None, "overdue": False, "message": "Live in the newest published release."}
+
+
+def test_the_upload_command_prints_when_the_readings_go_live(intake: Server, token: str, tmp_path: Path):
+    path = tmp_path / "tuesday.csv"
+    path.write_bytes(sheet(good_row(reading="18.5")))
+    url = f"http://127.0.0.1:{intake.port}"
+    printed = run_cli("upload", str(path), "--url", url, "--token", token, home=intake.home)
+    assert printed.returncode == 0, printed.output
+    (line,) = [line for line in printed.output.splitlines() if line.startswith("  live ")]
+    assert "goes live with the next build, expected by" in line
