@@ -28,7 +28,7 @@ from typing import Any
 import duckdb
 
 from foundations.durable_files import fsync_directory, replace_durably
-from release.manifest import MANIFEST_FILE, PublishedRelease, ReleaseError, ReleaseFile
+from release.manifest import MANIFEST_FILE, PublishedRelease, ReleaseError, ReleaseFile, read_manifest
 from warehouse.contract import SNAPSHOT_INFO_TABLE
 
 CURRENT_FILE = "CURRENT"
@@ -277,8 +277,16 @@ def list_snapshots(store: Path) -> list[SnapshotInfo]:
 
 def rollback(store: Path, version: str, dry_run: bool = False) -> SnapshotInfo:
     """Point ``CURRENT`` back at an earlier snapshot after checking it opens and is complete
-    (with ``dry_run``, only the check)."""
+    and that its manifest is one this code reads (with ``dry_run``, only the check): a server
+    refuses a release it cannot verify, so ``CURRENT`` must never name one."""
     info = describe(store, version)
+    try:
+        read_manifest(release_path(store, version))
+    except ReleaseError as error:
+        raise SnapshotError(
+            f"snapshot {version} cannot be served by this reuse-data ({error}); choose another version, "
+            "or roll the code back to the version that published it"
+        ) from error
     current = current_version(store)
     # The tables it was published with, and those of the current one: a snapshot published
     # before a table joined the contract lacks one the server reads.

@@ -188,6 +188,12 @@ def test_a_snapshot_the_server_cannot_use_is_refused_and_the_served_one_stays(ow
     broken = without_ask_vectors(store, served)
     with pytest.raises(SnapshotError, match="lacks tables"):
         rollback(store, broken)  # the command line refuses it too
+    # A release of another manifest format (published by a newer reuse-data) is refused by name.
+    newer, folder = copied_release(store, served)
+    manifest = json.loads((release_path(store, served) / MANIFEST_FILE).read_text(encoding="utf-8"))
+    (folder / MANIFEST_FILE).write_text(json.dumps({**manifest, "version": newer, "format": 2}), encoding="utf-8")
+    with pytest.raises(SnapshotError, match=f"snapshot {newer} cannot be served by this reuse-data .*format 2"):
+        rollback(store, newer, dry_run=True)
     (store / "CURRENT").write_text(broken + "\n", encoding="utf-8")  # as a hand edit would
     time.sleep(2.5)  # two polls of the watcher
     reply = own_server.get("/api/public/products.json")
