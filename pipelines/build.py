@@ -138,14 +138,19 @@ def _classify(event) -> tuple[str, str] | None:
 
 
 def real_cause(error) -> str:
-    """The first line of what went wrong in a failed step: the first error of the chain that is not
+    """What went wrong in a failed step, on one line: the first error of the chain that is not
     Dagster's wrapper of our code's error ("Error occurred while executing op …"), so that what the
     build prints last names the cause, not the machinery."""
     while error is not None and (error.cls_name or "").startswith("Dagster") and error.cause is not None:
         error = error.cause
-    if error is None or not error.message.strip():
+    lines = [line.strip() for line in (error.message if error is not None else "").strip().splitlines()]
+    if not lines:
         return "no error message"
-    return error.message.strip().splitlines()[0]
+    if len(lines) == 1:
+        return lines[0]
+    # A heading and its items ("2 problem(s) in bench sheets:" then "- bench/x.csv, row 3, …"): the first item too.
+    more = f" (and {len(lines) - 2} more lines above)" if len(lines) > 2 else ""
+    return f"{lines[0].rstrip(':')}: {lines[1].removeprefix('- ')}{more}"
 
 
 PROGRESS_FORMATS = {
