@@ -62,12 +62,12 @@ import pyarrow as pa
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ask.decision.evaluation import Outcome, Scores, fit_on_dev, run, score, score_by_kind  # noqa: E402
 from ask.decision.fusion import Fusion  # noqa: E402
 from ask.dense.cache import VectorCache, text_key  # noqa: E402
 from ask.dense.encoder import DIMENSIONS, Encoder  # noqa: E402
 from ask.dense.vectors import EntryVectors  # noqa: E402
 from ask.engine import UNCOVERED_TOPIC, AskEngine  # noqa: E402
+from ask.evaluation import Outcome, Scores, fit_on_dev, run, score, score_by_kind  # noqa: E402
 from ask.lexical.index import AskIndex  # noqa: E402
 from ask.lexical.stored import index_tables  # noqa: E402
 from ask.model.file import BASE_MODEL_PATH  # noqa: E402

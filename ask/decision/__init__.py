@@ -1,1 +1,2 @@
-"""The decision: each entry's features, the fusion fitted on them, and how well it answers."""
+"""The decision: each entry's features and the fusion fitted on them, beneath the engine (which
+imports it), so it imports nothing above it."""

@@ -19,11 +19,11 @@ import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, asset
 
-from ask.decision.evaluation import fit_on_dev, run, split_figures
 from ask.decision.fusion import Fusion
 from ask.dense.cache import text_key
 from ask.dense.encoder import Encoder
 from ask.engine import AskEngine
+from ask.evaluation import fit_on_dev, run, split_figures
 from ask.model.store import ModelStore
 from foundations.content_keys import value_key
 from foundations.settings import Settings

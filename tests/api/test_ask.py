@@ -12,9 +12,9 @@ from urllib.parse import quote
 
 import pytest
 
-from ask.decision.evaluation import fit_on_dev, run, score, score_by_kind
 from ask.decision.fusion import Fusion
 from ask.engine import BELOW_THRESHOLD, UNCOVERED_TOPIC, AskEngine
+from ask.evaluation import fit_on_dev, run, score, score_by_kind
 from ask.lexical.script import WORD
 from ask.model.store import ModelStore
 from benchmarks.lexical_baseline import LexicalBaseline

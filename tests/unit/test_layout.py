@@ -2,7 +2,8 @@
 inputs, the warehouse, the ask engine, the release as it is read, what the public sees of it,
 then on one side the publish that writes releases and on the other the server that reads them
 (neither imports the other), the pipeline that drives them, the intake beside them, and the
-command line on top. No module imports itself through others, TYPE_CHECKING imports included.
+command line on top. Inside ask the rooms do too (``ASK_ROOMS_MAY_IMPORT``): the decision beneath
+the engine, the evaluation above it. No module imports itself through others, TYPE_CHECKING imports included.
 An import against that order fails here, naming the module, rather than in a reviewer's reading."""
 
 from __future__ import annotations
@@ -38,6 +39,20 @@ MAY_IMPORT: dict[str, set[str]] = {
     },
 }
 OURS = {*MAY_IMPORT, "tests", "benchmarks"}
+
+# Inside ask: each room (a sub-package, or a module at its top) -> the rooms it may import. The
+# engine stands on the rooms, and the evaluation, which asks the engine, on all of them: a room
+# that imported the engine or the evaluation would be an arrow back up.
+ASK_ROOMS_MAY_IMPORT: dict[str, set[str]] = {
+    "ask.entries": set(),
+    "ask.model": set(),
+    "ask.lexical": {"ask.entries"},
+    "ask.dense": {"ask.model"},
+    "ask.decision": {"ask.entries", "ask.lexical", "ask.dense", "ask.model"},
+    "ask.training": {"ask.dense", "ask.model"},
+    "ask.engine": {"ask.entries", "ask.lexical", "ask.dense", "ask.model", "ask.decision"},
+    "ask.evaluation": {"ask.entries", "ask.lexical", "ask.dense", "ask.model", "ask.decision", "ask.engine"},
+}
 
 
 def imports_of(source: Path) -> set[str]:
@@ -126,6 +141,34 @@ def test_no_module_imports_itself_through_others():
     graph = {name: modules_imported(source, set(sources)) - {name} for name, source in sources.items()}
     cycle = import_cycle(graph)
     assert cycle is None, "an import cycle: " + " -> ".join(cycle or [])
+
+
+def ask_room(module: str) -> str:
+    """The room of ask a module is in: ``ask.decision.fusion`` is in ``ask.decision``."""
+    return ".".join(module.split(".")[:2])
+
+
+def ask_modules() -> dict[str, Path]:
+    return {
+        module_name(source): source
+        for source in sorted((PROJECT_ROOT / "ask").rglob("*.py"))
+        if source != PROJECT_ROOT / "ask" / "__init__.py"
+    }
+
+
+def test_each_room_of_ask_imports_only_what_lies_under_it():
+    sources = ask_modules()
+    wrong = [
+        f"{source.relative_to(PROJECT_ROOT)} imports {other}"
+        for name, source in sources.items()
+        for other in sorted(modules_imported(source, set(sources)))
+        if ask_room(other) not in ASK_ROOMS_MAY_IMPORT[ask_room(name)] | {ask_room(name)}
+    ]
+    assert not wrong, "imports against the rooms of ask:\n" + "\n".join(wrong)
+
+
+def test_the_rooms_of_ask_cover_every_module():
+    assert {ask_room(name) for name in ask_modules()} == set(ASK_ROOMS_MAY_IMPORT)
 
 
 def test_the_architecture_table_names_every_module():

@@ -1,5 +1,8 @@
 """How well the ask engine answers: the publisher's labelled questions (``inputs.ask_inputs``) scored.
 
+It asks the engine, so it stands above it, beside ``ask.engine``: the decision (``ask.decision``)
+is beneath the engine and imports nothing above it.
+
 The dev split is what the encoder is trained on and the fusion fitted on (``fit_on_dev``); the
 test split is only ever scored here: a build records its figures with the release, ``make
 bench-ask`` reports them against the targets, and the regression test holds them to their floors.
