@@ -27,10 +27,10 @@ from ask.engine import AskEngine
 from ask.model.delta import apply_model_delta
 from ask.model.file import layer_count
 from ask.model.store import ModelStore, TrainedModel, base_model_bytes, shipped_model, trained_model_id
-from ask.training.data import training_set
+from ask.training.data import TrainingSet, training_set
 from ask.training.library import choose_encoder
 from foundations.settings import load_settings
-from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, SPLITS, load_questions
+from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, Split, load_questions
 from pipelines.build import latest_materialization_metadata
 from pipelines.encoder_training import train_ask_encoder
 from pipelines.resources import SettingsResource
@@ -141,7 +141,7 @@ def test_ask_train_trains_and_ships_the_model_with_every_vector_a_build_needs(tr
         shipped_build["ask_vectors"]["dagster/row_count"] + shipped_build["ask_uncovered_vectors"]["dagster/row_count"]
     )
     # The library's texts and the labelled questions (a few of which are also an entry's phrasing).
-    questions = {text_key(q.question) for split in SPLITS for q in load_questions(training.inputs, split, LANGUAGES)}
+    questions = {text_key(q.question) for split in Split for q in load_questions(training.inputs, split, LANGUAGES)}
     assert questions <= vectors.keys() and texts <= len(vectors) <= texts + len(questions)
 
 
@@ -235,16 +235,24 @@ def test_ask_train_without_pytorch_says_what_to_install(training: Training, tmp_
     assert "Traceback" not in result.output
 
 
-def test_a_model_predating_its_texts_digests_still_says_what_it_was_not_trained_on(tmp_path: Path):
-    library = [("insulated-bottles-01", "a text"), ("travel-mugs-01", "another text")]
-    trained_on = training_set(library, {}, [], [])
+def ship_model_trained_on(inputs: Path, data: TrainingSet, digests: bool = True) -> None:
+    """Make ``inputs`` ship a model (the base's bytes) whose manifest says it was trained on ``data``:
+    with its texts' digests, or (``digests`` off) as a model trained before those were kept."""
     manifest = {
         "key": "k",
         "recipe": "full",
-        "data_digest": trained_on.digest(),
-        "entries": sorted(trained_on.entry_texts),
+        "data_digest": data.digest(),
+        "retraining_digest": data.retraining_digest(),
+        "entries": sorted(data.entry_texts),
+        **({"trained_texts": data.edited_texts()} if digests else {}),
     }
-    TrainedModel.of(base_model_bytes(), manifest).write(tmp_path / SHIPPED_ENCODER_FOLDER)
+    TrainedModel.of(base_model_bytes(), manifest).write(inputs / SHIPPED_ENCODER_FOLDER)
+
+
+def test_a_model_predating_its_texts_digests_still_says_what_it_was_not_trained_on(tmp_path: Path):
+    library = [("insulated-bottles-01", "a text"), ("travel-mugs-01", "another text")]
+    trained_on = training_set(library, {}, [], [])
+    ship_model_trained_on(tmp_path, trained_on, digests=False)
     grown = training_set([*library, ("shampoo-bars-02", "a new entry")], {}, [], [])
     chosen = choose_encoder(grown, tmp_path, ModelStore(tmp_path / "models"), "full")
     assert chosen.how == "lagging" and chosen.model is not None
@@ -261,15 +269,7 @@ def test_a_build_counts_the_phrasings_and_answers_the_model_was_not_trained_on(t
         return training_set([(e, t) for e, t, _ in rows], {}, [], [], (), {(e, t): kind for e, t, kind in rows})
 
     trained_on = library(rows)
-    manifest = {
-        "key": "k",
-        "recipe": "full",
-        "data_digest": trained_on.digest(),
-        "retraining_digest": trained_on.retraining_digest(),
-        "entries": sorted(trained_on.entry_texts),
-        "trained_texts": trained_on.edited_texts(),
-    }
-    TrainedModel.of(base_model_bytes(), manifest).write(tmp_path / SHIPPED_ENCODER_FOLDER)
+    ship_model_trained_on(tmp_path, trained_on)
     added = [
         ("bottles-01", "thermos for tea", "phrasing"),
         ("bottles-01", "hot tea bottle", "phrasing"),
@@ -284,15 +284,7 @@ def test_a_build_counts_the_phrasings_and_answers_the_model_was_not_trained_on(t
 def test_what_the_bench_writes_counts_in_the_digest_but_the_model_does_not_lag_for_it(tmp_path: Path):
     question, answer, remeasured = "which bottle keeps tea hot", "Our pick is X: 79.2 °C", "Our pick is X: 79.7 °C"
     trained_on = training_set([("bottles-01", question), ("bottles-01", answer)], {}, [], [], [answer])
-    manifest = {
-        "key": "k",
-        "recipe": "full",
-        "data_digest": trained_on.digest(),
-        "retraining_digest": trained_on.retraining_digest(),
-        "entries": sorted(trained_on.entry_texts),
-        "trained_texts": trained_on.edited_texts(),
-    }
-    TrainedModel.of(base_model_bytes(), manifest).write(tmp_path / SHIPPED_ENCODER_FOLDER)
+    ship_model_trained_on(tmp_path, trained_on)
     figure = training_set([("bottles-01", question), ("bottles-01", remeasured)], {}, [], [], [remeasured])
     reworded = training_set([("bottles-01", question + " all day"), ("bottles-01", answer)], {}, [], [], [answer])
     assert figure.digest() != trained_on.digest() and figure.retraining_digest() == trained_on.retraining_digest()
