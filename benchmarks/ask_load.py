@@ -39,7 +39,7 @@ from urllib.parse import quote
 from ask.dense.threads import EncoderThreads, cores
 from benchmarks.results import add_record_option, machine, markdown_table, percentile, report
 from foundations.settings import PROJECT_ROOT, load_settings
-from inputs.ask_inputs import SPLITS, load_questions
+from inputs.ask_inputs import Split, load_questions
 from tests.support.harness import serving
 from warehouse.reference_data import LANGUAGES
 
@@ -100,7 +100,7 @@ def progress(message: str) -> None:
 def distinct_questions() -> list[str]:
     """Every labelled question of the inputs, once each."""
     inputs = load_settings().inputs
-    labelled = (q.question for split in SPLITS for q in load_questions(inputs, split, LANGUAGES))
+    labelled = (q.question for split in Split for q in load_questions(inputs, split, LANGUAGES))
     return list(dict.fromkeys(labelled))
 
 

@@ -66,7 +66,7 @@ from benchmarks.load import (
 )
 from benchmarks.results import add_record_option, machine, markdown_table, record
 from foundations.settings import load_settings
-from inputs.ask_inputs import SPLITS, load_questions
+from inputs.ask_inputs import Split, load_questions
 from public.openapi import OPERATIONS
 from release.local_store import current_version, snapshot_path
 from tests.support.harness import Server, copy_home, free_port, home_layout, inflate_bench, running, serving
@@ -429,7 +429,7 @@ def distinct_questions(port: int, seconds: float, connections: int) -> str:
     More connections than the worker answers within its admission bound get an immediate 503
     (``ask-busy``) and ask again at once: the rate counted is of answers, with the refusals beside
     it, and wrk's percentiles cover both."""
-    labelled = (q for split in SPLITS for q in load_questions(load_settings().inputs, split, LANGUAGES))
+    labelled = (q for split in Split for q in load_questions(load_settings().inputs, split, LANGUAGES))
     questions = list(dict.fromkeys(q.question for q in labelled))
     paths = [f"/api/public/ask.json?q={quote(question)}" for question in questions]
     progress(f"ask.json with {len(paths)} distinct questions in turn")

@@ -19,11 +19,12 @@ like the bench sheets, in two sets written two ways (``LABELLED_SETS``):
 Each is ``<set folder>/<split>/<language>.jsonl``, one ``{"question", "expected", "kind"}`` per
 line. ``expected`` lists the entries (a recommendation's ``scenario_slug``, a library answer's
 ``answer_id``) any of which is a right first answer; empty for a question the library cannot
-answer. Each set was split once into two parts:
+answer. Each set was split once into two parts (``Split``, each named as its folder):
 
-- ``dev``: anything may be fitted on it: the encoder is trained on it and the decision fitted on it;
-- ``test``: nothing is fitted on it; a build reports its figures on it beside the model, and
-  ``make bench-ask`` and the regression tests read it.
+- ``dev`` (``FITTED_SPLIT``): anything may be fitted on it: the encoder is trained on it and the
+  decision fitted on it;
+- ``test`` (``HELD_OUT_SPLIT``): nothing is fitted on it; a build reports its figures on it beside
+  the model, and ``make bench-ask`` and the regression tests read it.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 
 from foundations.content_keys import tree_key
@@ -38,8 +40,17 @@ from foundations.content_keys import tree_key
 # The labelled sets, by name: the folder of each under the inputs.
 LABELLED_SETS = {"questions": "ask_questions", "queries": "ask_queries"}
 SHIPPED_ENCODER_FOLDER = "ask_encoder"
-SPLITS = ("dev", "test")
-FITTED_SPLIT = "dev"  # the only split anything is fitted on
+
+
+class Split(StrEnum):
+    """The parts each labelled set was split into once; a value is its folder's name."""
+
+    DEV = "dev"
+    TEST = "test"
+
+
+FITTED_SPLIT = Split.DEV  # the only split anything is fitted on
+HELD_OUT_SPLIT = Split.TEST  # only ever scored
 
 
 class LabelledQuestionsError(ValueError):
@@ -52,14 +63,16 @@ class LabelledQuestion:
     question: str
     expected: tuple[str, ...]  # entry ids; empty: must not match
     kind: str
-    split: str
+    split: Split
     labelled_set: str = "questions"  # which of ``LABELLED_SETS``
 
 
-def split_files(inputs: Path, split: str, languages: Iterable[str], sets: Iterable[str] = LABELLED_SETS) -> list[Path]:
+def split_files(
+    inputs: Path, split: Split, languages: Iterable[str], sets: Iterable[str] = LABELLED_SETS
+) -> list[Path]:
     """The files of ``split`` that exist under ``inputs``, set by set in ``sets`` order, each in ``languages`` order."""
-    if split not in SPLITS:
-        raise ValueError(f"split must be one of {SPLITS}, got {split!r}")
+    if split not in tuple(Split):
+        raise ValueError(f"split must be one of {tuple(map(str, Split))}, got {split!r}")
     languages = list(languages)
     return [
         path
@@ -70,7 +83,7 @@ def split_files(inputs: Path, split: str, languages: Iterable[str], sets: Iterab
 
 
 def load_questions(
-    inputs: Path, split: str, languages: Iterable[str], sets: Iterable[str] = LABELLED_SETS
+    inputs: Path, split: Split, languages: Iterable[str], sets: Iterable[str] = LABELLED_SETS
 ) -> list[LabelledQuestion]:
     """Every labelled question of ``split`` in ``sets`` (both by default; none when the inputs have
     no such files), set by set, each in language order."""
@@ -84,7 +97,7 @@ def load_questions(
             try:
                 item = json.loads(line)
                 question = LabelledQuestion(
-                    path.stem, item["question"], tuple(item["expected"]), item["kind"], split, labelled_set
+                    path.stem, item["question"], tuple(item["expected"]), item["kind"], Split(split), labelled_set
                 )
             except (ValueError, KeyError, TypeError) as error:
                 raise LabelledQuestionsError(
@@ -95,6 +108,6 @@ def load_questions(
     return questions
 
 
-def digest_of(inputs: Path, split: str, languages: Iterable[str]) -> str:
+def digest_of(inputs: Path, split: Split, languages: Iterable[str]) -> str:
     """The key of a split's files in every set, in order: what a model fitted on them records."""
     return tree_key(inputs, split_files(inputs, split, languages))

@@ -25,7 +25,7 @@ from ask.training.data import TrainingSet
 from ask.training.library import library_training_set, train_or_reuse
 from ask.training.recipes import RECIPES
 from foundations.settings import Settings
-from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, SPLITS, load_questions
+from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, Split, load_questions
 from pipelines.assets.ask_vectors import ENTRY_TEXTS_SQL, UNCOVERED_TEXTS_SQL, known_vectors
 from pipelines.resources import SettingsResource
 from warehouse.reference_data import LANGUAGES
@@ -96,7 +96,7 @@ def train_and_ship(
     if not trained_now:
         log(f"this library was trained on before with the {recipe.name} recipe (key {trained.manifest['key'][:12]})")
     # The labelled questions too: a build embeds every split's to fit the decision.
-    questions = [q.question for split in SPLITS for q in load_questions(settings.inputs, split, LANGUAGES)]
+    questions = [q.question for split in Split for q in load_questions(settings.inputs, split, LANGUAGES)]
     texts.update((text_key(question), question) for question in questions)
     encoder = Encoder.shared(trained.model_id, store.model_file(trained.sha256, trained.delta), trained.sha256, store)
     vectors, embedded = known_vectors(texts, encoder, settings, log)

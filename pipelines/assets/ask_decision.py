@@ -27,7 +27,7 @@ from ask.evaluation import fit_on_dev, run, split_figures
 from ask.model.store import ModelStore
 from foundations.content_keys import value_key
 from foundations.settings import Settings
-from inputs.ask_inputs import FITTED_SPLIT, LABELLED_SETS, digest_of, load_questions
+from inputs.ask_inputs import FITTED_SPLIT, HELD_OUT_SPLIT, LABELLED_SETS, digest_of, load_questions
 from pipelines.assets.ask_vectors import known_vectors
 from pipelines.resources import SettingsResource, WarehouseResource
 from release.local_store import rows_of
@@ -42,8 +42,6 @@ from warehouse.contract import (
 )
 from warehouse.reference_data import LANGUAGES
 from warehouse.relation_keys import RelationContents
-
-HELD_OUT_SPLIT = "test"
 
 
 class NoDevQuestions(RuntimeError):

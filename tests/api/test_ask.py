@@ -19,7 +19,7 @@ from ask.lexical.script import WORD
 from ask.model.store import ModelStore
 from benchmarks.lexical_baseline import LexicalBaseline
 from foundations.settings import load_settings
-from inputs.ask_inputs import load_questions
+from inputs.ask_inputs import FITTED_SPLIT, HELD_OUT_SPLIT, load_questions
 from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.api.conftest import BASE_URL
@@ -212,7 +212,7 @@ def test_a_punjabi_question_answered_in_english_finds_the_entry_a_punjabi_speake
 
 
 def test_the_labelled_sets_are_large_enough_and_split_once():
-    dev, test = load_questions(DEMO, "dev", LANGUAGES), load_questions(DEMO, "test", LANGUAGES)
+    dev, test = load_questions(DEMO, FITTED_SPLIT, LANGUAGES), load_questions(DEMO, HELD_OUT_SPLIT, LANGUAGES)
     for language in LANGUAGES:
         questions = [q for q in dev + test if q.language == language and q.labelled_set == "questions"]
         assert sum(bool(q.expected) for q in questions) >= 80, language
@@ -226,7 +226,7 @@ def test_the_labelled_sets_are_large_enough_and_split_once():
 
 def test_labels_name_entries_of_the_library_and_no_question_copies_one(demo_engine: AskEngine):
     ids = {entry.id for entry in demo_engine.entries}
-    questions = load_questions(DEMO, "dev", LANGUAGES) + load_questions(DEMO, "test", LANGUAGES)
+    questions = load_questions(DEMO, FITTED_SPLIT, LANGUAGES) + load_questions(DEMO, HELD_OUT_SPLIT, LANGUAGES)
     assert {label for q in questions for label in q.expected} <= ids
     for language in LANGUAGES:
         run = COPIED_RUN[language]
@@ -245,7 +245,7 @@ def test_labels_name_entries_of_the_library_and_no_question_copies_one(demo_engi
 def test_the_published_decision_is_the_fit_of_the_dev_split(demo_engine: AskEngine):
     unfitted = AskEngine(demo_engine.lexical, demo_engine.vectors, demo_engine.encoder, Fusion.unfitted())
     shipped = demo_engine.fusion
-    refitted = fit_on_dev(unfitted, load_questions(DEMO, "dev", LANGUAGES), shipped.fitted_on)
+    refitted = fit_on_dev(unfitted, load_questions(DEMO, FITTED_SPLIT, LANGUAGES), shipped.fitted_on)
     assert refitted.fitted_on == shipped.fitted_on
     for name, weight in {**shipped.ranking, **shipped.decision, **shipped.decision_bias}.items():
         again = {**refitted.ranking, **refitted.decision, **refitted.decision_bias}[name]
@@ -256,7 +256,7 @@ def test_the_published_decision_is_the_fit_of_the_dev_split(demo_engine: AskEngi
 @pytest.mark.parametrize("labelled_set", list(FLOORS))
 def test_accuracy_on_the_test_split_does_not_fall_below_its_floors(demo_engine: AskEngine, labelled_set: str):
     floors = FLOORS[labelled_set]
-    outcomes = run(demo_engine.search, load_questions(DEMO, "test", LANGUAGES, sets=(labelled_set,)))
+    outcomes = run(demo_engine.search, load_questions(DEMO, HELD_OUT_SPLIT, LANGUAGES, sets=(labelled_set,)))
     *by_language, overall = score(outcomes)
     assert overall.top1 >= floors.top1_overall, overall
     assert all(s.top1 >= floors.top1_per_language for s in by_language), [(s.label, s.top1) for s in by_language]

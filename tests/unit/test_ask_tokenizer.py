@@ -23,6 +23,7 @@ import yaml
 
 from ask.model.file import BASE_MODEL_PATH, ModelFile
 from ask.model.tokenizer import PASSAGE, QUERY, PieceTable, Tokenizer
+from inputs.ask_inputs import FITTED_SPLIT, LABELLED_SETS
 from tests.support.ask_models import tiny_model
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -62,7 +63,7 @@ EDGE_CASES = [
 def questions() -> list[str]:
     """Dev questions and seeded phrasings (never the held-out test split)."""
     texts = []
-    for path in sorted((ROOT / "demo" / "ask_questions" / "dev").glob("*.jsonl")):
+    for path in sorted((ROOT / "demo" / LABELLED_SETS["questions"] / FITTED_SPLIT).glob("*.jsonl")):
         texts += [json.loads(line)["question"] for line in path.read_text(encoding="utf-8").splitlines() if line]
     with (ROOT / "sql/seeds/ask_phrasings.csv").open(encoding="utf-8") as handle:
         texts += [row["phrasing"] for row in csv.DictReader(handle)]

@@ -23,7 +23,7 @@ from ask.training.network import E5Network, fake_quantise_q4_0, stored_as_q4_0
 from ask.training.recipes import RECIPES, SHORT
 from ask.training.trainer import fit, train
 from foundations.settings import ASK_TRAINING_CHOICES
-from inputs.ask_inputs import load_questions
+from inputs.ask_inputs import FITTED_SPLIT, load_questions
 from warehouse.reference_data import LANGUAGES
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -53,7 +53,7 @@ def demo_library() -> TrainingSet:
         rows += [(answer["id"], answer["question"][lang]) for lang in LANGUAGES]
     with (ROOT / "sql/seeds/ask_phrasings.csv").open(encoding="utf-8", newline="") as phrasings:
         rows += [(row["entry_id"], row["phrasing"]) for row in csv.DictReader(phrasings)]
-    questions = [(q.question, q.expected) for q in load_questions(ROOT / "demo", "dev", LANGUAGES)]
+    questions = [(q.question, q.expected) for q in load_questions(ROOT / "demo", FITTED_SPLIT, LANGUAGES)]
     return training_set(rows, groups, questions, [])
 
 
