@@ -18,10 +18,11 @@ import numpy as np
 from ask.decision.fusion import Fusion, Question, fit
 from ask.engine import AskEngine
 from ask.entries import Match
+from foundations.ask_limits import ASK_DEFAULT_LIMIT
 from inputs.ask_inputs import FITTED_SPLIT, LabelledQuestion
 from warehouse.reference_data import LANGUAGES
 
-MRR_DEPTH = 5
+MRR_DEPTH = ASK_DEFAULT_LIMIT  # what a reader gets by default: a right entry further down scores nothing
 
 Search = Callable[..., list[Match]]  # (question, limit[, question vector]) -> matches
 
@@ -69,7 +70,7 @@ class Scores:
 def run(
     search: Search, questions: Iterable[LabelledQuestion], embedded: Mapping[str, np.ndarray] | None = None
 ) -> list[Outcome]:
-    """Ask every question, as the API does (default limit 5); with the question's vector when
+    """Ask every question, as the API does (its default limit, ``MRR_DEPTH``); with the question's vector when
     ``embedded`` holds it (made by the searching engine's encoder), so it is not embedded again."""
     embedded = embedded or {}
 

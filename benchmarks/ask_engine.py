@@ -67,7 +67,7 @@ from ask.dense.cache import VectorCache, text_key  # noqa: E402
 from ask.dense.encoder import DIMENSIONS, Encoder  # noqa: E402
 from ask.dense.vectors import EntryVectors  # noqa: E402
 from ask.engine import UNCOVERED_TOPIC, AskEngine  # noqa: E402
-from ask.evaluation import Outcome, Scores, fit_on_dev, run, score, score_by_kind  # noqa: E402
+from ask.evaluation import MRR_DEPTH, Outcome, Scores, fit_on_dev, run, score, score_by_kind  # noqa: E402
 from ask.lexical.index import AskIndex  # noqa: E402
 from ask.lexical.stored import index_tables  # noqa: E402
 from ask.model.file import BASE_MODEL_PATH  # noqa: E402
@@ -78,6 +78,7 @@ from ask.training.library import library_training_set, train_or_reuse  # noqa: E
 from ask.training.recipes import FULL, FULL_6, Recipe  # noqa: E402
 from benchmarks.lexical_baseline import LexicalBaseline  # noqa: E402
 from benchmarks.results import add_record_option, machine, markdown_table, percentile, record  # noqa: E402
+from foundations.ask_limits import ASK_DEFAULT_LIMIT  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
 from inputs.ask_inputs import FITTED_SPLIT, HELD_OUT_SPLIT, LABELLED_SETS, LabelledQuestion, load_questions  # noqa: E402
 from pipelines.assets.ask_vectors import entry_vectors  # noqa: E402
@@ -190,7 +191,7 @@ def quality_table(columns: Mapping[str, list[Scores]], grouped_by: str = "langua
     first = next(iter(columns.values()))
     header = [grouped_by, "questions (answerable + no-match)"]
     for name in columns:
-        header += [f"{name} top-1", f"{name} MRR@5", f"{name} FN", f"{name} FP"]
+        header += [f"{name} top-1", f"{name} MRR@{MRR_DEPTH}", f"{name} FN", f"{name} FP"]
     rows = []
     for n, ours in enumerate(first):
         row: list[object] = [ours.label, f"{ours.answerable} + {ours.unrelated}"]
@@ -357,7 +358,7 @@ def latencies_ms(search: Callable[[str, int], list], questions: list[str]) -> li
     timings = []
     for question in questions:
         started = time.perf_counter()
-        search(question, 5)
+        search(question, ASK_DEFAULT_LIMIT)
         timings.append((time.perf_counter() - started) * 1000)
     return timings
 

@@ -38,6 +38,7 @@ from urllib.parse import quote
 
 from ask.dense.threads import EncoderThreads, cores
 from benchmarks.results import add_record_option, machine, markdown_table, percentile, report
+from foundations.ask_limits import ASK_DEFAULT_LIMIT
 from foundations.settings import PROJECT_ROOT, load_settings
 from inputs.ask_inputs import Split, load_questions
 from tests.support.harness import serving
@@ -423,11 +424,11 @@ def in_process_ms(questions: list[str]) -> list[float]:
     settings = load_settings()
     snapshot = load_snapshot(settings.snapshots_dir, current_version(settings.snapshots_dir))
     engine = AskEngine.from_snapshot(snapshot.tables, snapshot.connection, ModelStore(settings.ask_models))
-    engine.search(questions[0], 5)
+    engine.search(questions[0], ASK_DEFAULT_LIMIT)
     timings = []
     for question in questions[1:]:
         started = time.perf_counter()
-        engine.search(question, 5)
+        engine.search(question, ASK_DEFAULT_LIMIT)
         timings.append(1000 * (time.perf_counter() - started))
     return timings
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from foundations.ask_limits import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT
 from foundations.media_types import CSV, JSON, NDJSON, PROBLEM_JSON, TEXT
 from public.json_schema import Schema, array, boolean, integer, nullable, number, obj, ref, string, timestamp, url
 from public.record_schemas import TRANSLATED, DictionaryRow, Record, record_schema, translated_schema
@@ -20,7 +21,6 @@ from public.table_descriptions import CROISSANT_1_0
 from warehouse.reference_data import LANGUAGES, SECTIONS
 
 CC_BY_URL = "https://creativecommons.org/licenses/by/4.0/"
-ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT = 5, 20
 BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT = 5000, 20000
 MAX_Q_LENGTH, MAX_PATH_LENGTH, MAX_FILTER_LENGTH = 1000, 512, 200
 # What serve/api/params.py refuses, said as patterns: no NUL anywhere; a required text has

@@ -26,10 +26,11 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from ask.decision.features import DECISION_FEATURES, FEATURES, decision_rows
+from foundations.ask_limits import ASK_DEFAULT_LIMIT
 from warehouse.reference_data import LANGUAGES
 
 RIDGE = 1e-3  # on standardised weights: keeps a few hundred questions from being overfitted
-DECISION_CANDIDATES = 5  # per question, the entries the decision model is fitted on (the API's default limit)
+DECISION_CANDIDATES = ASK_DEFAULT_LIMIT  # per question, the entries the decision model is fitted on: what a reader gets
 BENCH_EVIDENCE_BOOST = 1.05  # a bench-backed recommendation outranks an equally likely library answer
 
 

@@ -14,11 +14,12 @@ from starlette.routing import Route
 
 from ask.engine import AskEngine
 from ask.model.store import ModelStore
+from foundations.ask_limits import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT
 from foundations.problem_details import ProblemError
 from foundations.settings import Settings
 from public.documents import USAGE, encode, envelope, record
 from public.languages import language_url
-from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, ASK_PATH, HUB_PATH, LANGUAGE_FIELDS, MAX_Q_LENGTH
+from public.openapi import ASK_PATH, HUB_PATH, LANGUAGE_FIELDS, MAX_Q_LENGTH
 from release.snapshot import Snapshot
 from serve.api import params
 from serve.api.admission import QuestionAdmission, QuestionsWaiting

@@ -15,9 +15,10 @@ from urllib.parse import urlencode, urlsplit
 import orjson
 from starlette.requests import Request
 
+from foundations.ask_limits import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT
 from foundations.problem_details import ProblemError
 from public.documents import USAGE, envelope, record
-from public.openapi import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT, BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_Q_LENGTH
+from public.openapi import BENCH_DEFAULT_LIMIT, BENCH_MAX_LIMIT, MAX_Q_LENGTH
 from release.folder import DATASET, LLMS
 from release.snapshot import Snapshot
 from serve.api import params

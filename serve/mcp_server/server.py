@@ -24,11 +24,10 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from ask.model.store import ModelStore
+from foundations.ask_limits import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT
 from foundations.problem_details import ProblemError
 from foundations.settings import Settings
 from public.openapi import (
-    ASK_DEFAULT_LIMIT,
-    ASK_MAX_LIMIT,
     BENCH_DEFAULT_LIMIT,
     BENCH_MAX_LIMIT,
     HUB_PATH,

@@ -1,20 +1,19 @@
 """The docs state what the code does. The limits are declared once (``public/openapi.py``,
-``foundations/http_limits.py``, ``serve/api/admission.py``) and checked here against what the
-docs tell a reader; every make target, command, flag (bracketed too), code name, class, route,
-path and link the docs write must exist, a name said to be in a file must be there, and a list of
-a folder's modules must be whole (``tests.support.doc_facts``); every target and command is
-documented; the README is read in five minutes."""
+``foundations/ask_limits.py``, ``foundations/http_limits.py``, ``serve/api/admission.py``) and
+checked here against what the docs tell a reader; every make target, command, flag (bracketed
+too), code name, class, route, path and link the docs write must exist, a name said to be in a
+file must be there, and a list of a folder's modules must be whole (``tests.support.doc_facts``);
+every target and command is documented; the README is read in five minutes."""
 
 from __future__ import annotations
 
 import re
 from collections import Counter
 
+from foundations.ask_limits import ASK_DEFAULT_LIMIT, ASK_MAX_LIMIT
 from foundations.http_limits import MAX_HEAD_BYTES
 from foundations.settings import ASK_TRAINING_CHOICES, PROJECT_ROOT
 from public.openapi import (
-    ASK_DEFAULT_LIMIT,
-    ASK_MAX_LIMIT,
     BENCH_DEFAULT_LIMIT,
     BENCH_MAX_LIMIT,
     MAX_FILTER_LENGTH,
@@ -30,7 +29,8 @@ README_MAX_BYTES = 12 * 1024
 def test_the_api_docs_state_the_declared_limits():
     api = (PROJECT_ROOT / "docs" / "api.md").read_text(encoding="utf-8")
     rows = [
-        f"| `ASK_DEFAULT_LIMIT`, `ASK_MAX_LIMIT` | {ASK_DEFAULT_LIMIT}, {ASK_MAX_LIMIT} |",
+        "| `ASK_DEFAULT_LIMIT`, `ASK_MAX_LIMIT` (`foundations/ask_limits.py`) | "
+        f"{ASK_DEFAULT_LIMIT}, {ASK_MAX_LIMIT} |",
         f"| `BENCH_DEFAULT_LIMIT`, `BENCH_MAX_LIMIT` | {BENCH_DEFAULT_LIMIT}, {BENCH_MAX_LIMIT} |",
         f"| `MAX_Q_LENGTH` | {MAX_Q_LENGTH} characters |",
         f"| `MAX_PATH_LENGTH` | {MAX_PATH_LENGTH} characters |",
