@@ -28,6 +28,8 @@ LANGUAGES: tuple[str, ...] = tuple(
 DEFAULT_LANGUAGE = LANGUAGES[0]
 # The site's sections (the first segment of a page's path), in the order the site lists them.
 SECTIONS: tuple[str, ...] = tuple(row["section"] for row in seed_rows("sections"))
+# What ask.json says beside its fallback page when nothing answers, by language.
+ASK_FALLBACK_NOTES: dict[str, str] = {row["language"]: row["note"] for row in seed_rows("ask_fallback_notes")}
 
 
 def dbt_vars(base_url: str) -> list[str]:

@@ -26,21 +26,13 @@ from serve.api.admission import QuestionAdmission, QuestionsWaiting
 from serve.api.language import negotiate
 from serve.http.responses import answer_with_validators
 from serve.operations.question_log import Nearest, QuestionLog, record_question
-from warehouse.reference_data import LANGUAGES
+from warehouse.reference_data import ASK_FALLBACK_NOTES, LANGUAGES
 
 ASK_ENGINE = f"{__name__}.engine"  # the engine each snapshot is served with, built when it loads
 # ask.json's body but its envelope, and the entry that came closest, by (question, limit, lang, Accept-Language)
 ASK_ANSWERS = f"{__name__}.answers"
 ASK_ANSWERS_KEPT = 1024  # distinct questions kept answered
 AskKey = tuple[str, int, str | None, str | None]  # question, limit, lang, Accept-Language
-FALLBACK_NOTE = {
-    "en": "Nothing matched closely. Start from our guide hub, which links every buying guide.",
-    "zh": "没有找到足够接近的答案。请从我们的指南总页开始，那里链接了所有选购指南。",
-    "el": "Δεν βρέθηκε κοντινή απάντηση. Ξεκινήστε από τη σελίδα με όλους τους οδηγούς αγοράς μας.",
-    "vi": "Không tìm thấy câu trả lời phù hợp. Hãy bắt đầu từ trang tổng hợp mọi hướng dẫn mua sắm của chúng tôi.",
-    "ar": "لم نجد إجابة قريبة بما يكفي. ابدأ من صفحة الأدلة التي تضم روابط جميع أدلة الشراء لدينا.",
-    "pa": "ਕੋਈ ਨੇੜਲਾ ਜਵਾਬ ਨਹੀਂ ਮਿਲਿਆ। ਸਾਡੇ ਗਾਈਡ ਹੱਬ ਤੋਂ ਸ਼ੁਰੂ ਕਰੋ, ਜਿੱਥੇ ਹਰ ਖਰੀਦ ਗਾਈਡ ਦਾ ਲਿੰਕ ਹੈ।",
-}
 
 
 def prepare_ask(snapshot: Snapshot, encoders: ModelStore) -> None:
@@ -162,7 +154,7 @@ def answer_for(snapshot: Snapshot, base_url: str, question: str, limit: int, lan
         "answer": results[0]["answer"] if results else None,
         "cite": results[0]["url"] if results else fallback_url,
         "results": results,
-        "fallback": {"note": FALLBACK_NOTE[lang], "url": fallback_url},
+        "fallback": {"note": ASK_FALLBACK_NOTES[lang], "url": fallback_url},
     }
     return body, Nearest.of(ranking)
 
