@@ -6,6 +6,9 @@ the file's size, modification and change times (in nanoseconds) and inode are wh
 when it was hashed. A file modified less than ``RACY_SECONDS`` before it was hashed is not
 remembered (a second write within the same clock tick would leave its stat unchanged), so it
 is hashed again next time. A missing or unreadable cache only means hashing everything.
+
+A folder checked against the files its manifest lists (a release, a backup) is hashed the same
+way, without the cache (``listed_file_faults``).
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from __future__ import annotations
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Protocol
 
 from foundations.durable_files import replace_durably
 from foundations.input_problems import sha256_of
@@ -68,3 +72,45 @@ def file_digests(paths: Sequence[Path], cache: Path | None = None) -> list[str]:
             },
         )
     return digests
+
+
+class ListedFile(Protocol):
+    """A file as a manifest lists it: its path inside a folder, its size and its sha256 (read-only,
+    as the manifests' frozen records hold them)."""
+
+    @property
+    def path(self) -> str: ...
+
+    @property
+    def size(self) -> int: ...
+
+    @property
+    def sha256(self) -> str: ...
+
+
+def listed_file_faults(folder: Path, files: Iterable[ListedFile]) -> list[str]:
+    """What is wrong with ``folder`` against the ``files`` its manifest lists: each one missing,
+    of another size, or (when every size is right) of another sha256. Sizes first, so that a
+    missing or truncated file is found without reading any; then every file's sha256 on as many
+    threads as there are cores, the largest first, so that the threads finish together, and with
+    no cache: a manifest vouches for content, never for a stat."""
+    faults, to_hash = [], []
+    for file in files:
+        try:
+            size = (folder / file.path).stat().st_size
+        except FileNotFoundError:
+            faults.append(f"{file.path} is missing")
+            continue
+        if size != file.size:
+            faults.append(f"{file.path} has {size} bytes, the manifest says {file.size}")
+        else:
+            to_hash.append(file)
+    if faults:
+        return faults
+    to_hash.sort(key=lambda file: -file.size)
+    digests = file_digests([folder / file.path for file in to_hash])
+    return [
+        f"{file.path} differs from its sha256 in the manifest"
+        for file, digest in zip(to_hash, digests, strict=True)
+        if digest != file.sha256
+    ]

@@ -23,7 +23,7 @@ from typing import Any
 
 import orjson
 
-from foundations.file_digests import file_digests
+from foundations.file_digests import file_digests, listed_file_faults
 
 MANIFEST_FILE = "manifest.json"
 MANIFEST_FORMAT = 1
@@ -178,31 +178,9 @@ def read_manifest(folder: Path) -> Manifest:
 
 
 def verify(folder: Path, manifest: Manifest) -> None:
-    """Raise ReleaseError naming every file of ``manifest`` that is missing from ``folder`` or differs.
-
-    Sizes first (a missing or truncated file is found without reading any), then every file's
-    sha256 on as many threads as there are cores (``foundations.file_digests``, with no cache:
-    a release is checked by its content, never by its files' stat).
-    """
-    faults, to_hash = [], []
-    for file in manifest.files.values():
-        try:
-            size = (folder / file.path).stat().st_size
-        except FileNotFoundError:
-            faults.append(f"{file.path} is missing")
-            continue
-        if size != file.size:
-            faults.append(f"{file.path} has {size} bytes, the manifest says {file.size}")
-        else:
-            to_hash.append(file)
-    if not faults:
-        to_hash.sort(key=lambda file: -file.size)  # the largest first, so the threads finish together
-        digests = file_digests([folder / file.path for file in to_hash])
-        faults = [
-            f"{file.path} differs from its sha256 in the manifest"
-            for file, digest in zip(to_hash, digests, strict=True)
-            if digest != file.sha256
-        ]
+    """Raise ReleaseError naming every file of ``manifest`` that is missing from ``folder`` or differs
+    (``foundations.file_digests.listed_file_faults``: sizes first, then every sha256)."""
+    faults = listed_file_faults(folder, manifest.files.values())
     if faults:
         shown = "; ".join(faults[:5]) + (f"; and {len(faults) - 5} more" if len(faults) > 5 else "")
         raise ReleaseError(f"release {manifest.version} is incomplete or altered: {shown}")

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from foundations.durable_files import fsync_directory, replace_durably
-from foundations.file_digests import file_digests
+from foundations.file_digests import file_digests, listed_file_faults
 from foundations.settings import Settings
 from intake.store import DATABASE_FILE, IntakeStore, intake_folder
 from warehouse.asked_questions import RECORD_SUFFIX
@@ -191,21 +191,7 @@ def verify(folder: Path) -> BackupManifest:
     """The manifest of the backup ``folder``, after checking every file it lists (BackupError naming each
     one missing or altered)."""
     manifest = BackupManifest.read(folder)
-    faults, whole = [], []
-    for file in manifest.files:
-        path = folder / file.path
-        if not path.is_file():
-            faults.append(f"{file.path} is missing")
-        elif path.stat().st_size != file.size:
-            faults.append(f"{file.path} has {path.stat().st_size} bytes, the manifest says {file.size}")
-        else:
-            whole.append(file)
-    digests = file_digests([folder / file.path for file in whole])
-    faults += [
-        f"{file.path} differs from its sha256"
-        for file, digest in zip(whole, digests, strict=True)
-        if digest != file.sha256
-    ]
+    faults = listed_file_faults(folder, manifest.files)
     if faults:
         raise BackupError(
             f"the backup {folder} is damaged: {'; '.join(faults[:5])}; nothing was restored (restore another backup)"
