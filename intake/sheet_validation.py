@@ -84,9 +84,8 @@ class Reference:
     def units_of(self, protocol_slug: str) -> list[str]:
         """Every unit a reading of the protocol may be typed in, its own first (case does not matter)."""
         protocol = self.protocols[protocol_slug]
-        typed = dict.fromkeys(unit.lower() for unit in (protocol.unit, *self.conversions))
-        own = [protocol.unit] if self.conversion(protocol.unit, protocol) else []
-        return own + [unit for unit in typed if unit != protocol.unit.lower() and self.conversion(unit, protocol)]
+        others = [unit for unit in self.conversions if unit != protocol.unit.lower()]  # keys: lower-cased
+        return [unit for unit in (protocol.unit, *others) if self.conversion(unit, protocol)]
 
 
 def read_conversions(path: Path = UNIT_CONVERSIONS) -> dict[str, Conversion]:
