@@ -25,7 +25,19 @@ $(MCP_CONFORMANCE): tests/mcp-conformance/package.json tests/mcp-conformance/pac
 	  && npm ci --prefix tests/mcp-conformance --no-audit --no-fund --loglevel=error && finish \
 	  || echo "warning: could not install the MCP conformance suite with npm; its test is skipped"
 
-install: $(RUN_STAMP)  ## create .venv and install what running the service needs (make run, build and dev do this)
+# /explore's scripts: DuckDB-WASM and Observable Plot, pinned by their lock file, from the npm
+# registry, bundled with the page's own script by esbuild into serve/explore/web/dist (about 10 s).
+# Without npm the rest of the service runs, and /explore says what to install.
+EXPLORE_WEB := serve/explore/web
+EXPLORER := $(EXPLORE_WEB)/dist/manifest.json
+$(EXPLORER): $(EXPLORE_WEB)/package.json $(EXPLORE_WEB)/package-lock.json $(EXPLORE_WEB)/build.mjs $(wildcard $(EXPLORE_WEB)/src/*)
+	@echo "installing the explorer's scripts for /explore (npm: DuckDB-WASM and Observable Plot, about 10 s)"
+	@$(TIMED); if command -v npm >/dev/null; then \
+	  npm ci --prefix $(EXPLORE_WEB) --no-audit --no-fund --loglevel=error && node $(EXPLORE_WEB)/build.mjs && finish \
+	  || echo "warning: could not build the explorer's scripts; /explore says so, and the rest of the service runs"; \
+	else echo "warning: npm is not installed, so /explore cannot run queries (the rest of the service runs); install Node.js and npm, then run make install"; fi
+
+install: $(RUN_STAMP) $(EXPLORER)  ## create .venv and install what running the service needs (make run, build and dev do this)
 
 setup: install $(STAMP) tools $(MCP_CONFORMANCE)  ## install + everything the tests, benchmarks and encoder training need
 

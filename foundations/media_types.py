@@ -15,6 +15,9 @@ PARQUET = "application/vnd.apache.parquet"
 BINARY = "application/octet-stream"
 PROBLEM_JSON = "application/problem+json"  # RFC 9457 problem details
 XLSX = "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"  # the intake's sheet template
+JAVASCRIPT = "text/javascript"  # the explorer's scripts (RFC 9239)
+CSS = "text/css"
+WASM = "application/wasm"  # what WebAssembly's streaming compile insists on
 
 
 def with_charset(media_type: str) -> str:

@@ -24,6 +24,8 @@ from release.snapshot import Snapshot, SnapshotHolder
 from serve.api import routes_ask, routes_bench, routes_catalogue, routes_pages
 from serve.api.problems import handle_http_exception
 from serve.api.routes_ask import QuestionDesk
+from serve.explore.assets import INSTALL_HINT, ExplorerAssets
+from serve.explore.page import explorer_route
 from serve.html import site
 from serve.http.cors import POST_METHODS, Preflight
 from serve.mcp_server import MCP_PATH
@@ -102,6 +104,9 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
     # ask.json's and the assistants' questions wait in one queue and are kept in one log.
     desk = QuestionDesk.opened(settings, metrics.refused)
     assistants = AssistantEndpoint(holder, desk)  # the MCP SDK loads with the first request for it
+    explorer = ExplorerAssets.installed()
+    if explorer is None:
+        log.warning("/explore shows a notice instead of the query page: %s", INSTALL_HINT)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
@@ -142,8 +147,10 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
             *routes_catalogue.routes,
             *routes_catalogue.crawler_routes,
             *routes_pages.routes,
+            explorer_route(settings.base_url, explorer),
             *routes_bench.routes,
             *routes_catalogue.file_routes,
+            *([explorer.route()] if explorer else []),
             *site.routes(settings.base_url),
         ]
     )

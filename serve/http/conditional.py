@@ -18,8 +18,11 @@ if TYPE_CHECKING:
 CACHE_CONTROL = "public, max-age=300"
 
 
-def etag_for(request: Request, snapshot: ServedRelease, vary_language: bool = False, gzipped: bool = False) -> str:
-    """A strong validator: same snapshot, same request and same encoding give the same tag."""
+def etag_for(
+    request: Request, snapshot: ServedRelease, vary_language: bool = False, gzipped: bool = False, validator: str = ""
+) -> str:
+    """A strong validator: same snapshot, same request and same encoding give the same tag;
+    ``validator`` names whatever else the body is made from (the explorer's build)."""
     # From the ASGI scope, not request.url: building a URL object costs more than the rest together.
     query = (
         "&".join(sorted(f"{k}={v}" for k, v in request.query_params.multi_items()))
@@ -27,6 +30,8 @@ def etag_for(request: Request, snapshot: ServedRelease, vary_language: bool = Fa
         else ""
     )
     parts = [snapshot.version, request.scope["path"], query]
+    if validator:
+        parts.append(validator)
     if vary_language:
         parts.append(request.headers.get("accept-language", ""))
     digest = hashlib.sha256("\n".join(parts).encode()).hexdigest()[:32]

@@ -27,13 +27,15 @@ def answer_with_validators(
     vary_language: bool = False,
     extra_headers: dict[str, str] | None = None,
     key: str | None = None,
+    validator: str = "",
 ) -> Response:
     """``body`` with the caching headers, gzipped when asked, or 304 when the client already has it.
 
-    ``key`` names a body that is the same for the whole snapshot, so that it is compressed once.
+    ``key`` names a body that is the same for the whole snapshot, so that it is compressed once;
+    ``validator``, anything besides the snapshot that the body is made from.
     """
     gzipped = len(body) >= GZIP_MINIMUM_BYTES and accepts_gzip(request)
-    etag = etag_for(request, snapshot, vary_language, gzipped)
+    etag = etag_for(request, snapshot, vary_language, gzipped, validator)
     unchanged = not_modified(request, snapshot, etag, vary_language)
     if unchanged is not None:
         return unchanged
