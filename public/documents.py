@@ -19,7 +19,7 @@ import orjson
 
 from foundations.media_types import essence, media_type_of
 from public import table_descriptions
-from public.openapi import CC_BY_URL, CHANGE_FIELDS, OPERATIONS, PERSON_FIELDS
+from public.openapi import CC_BY_URL, CHANGE_FIELDS, EXPLORE_PATH, OPERATIONS, PERSON_FIELDS
 from public.table_descriptions import DescribedTable
 from release.snapshot import Snapshot
 
@@ -316,6 +316,7 @@ def dataset(
         "citeAs": bibtex,
         "citation": citation,
         "citation_bibtex": bibtex,
+        "explore_url": f"{snapshot.base_url}{EXPLORE_PATH}#version={snapshot.version}",
     }
 
 

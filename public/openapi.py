@@ -332,6 +332,10 @@ SCHEMAS["Dataset"] = obj(
         "citeAs": string("The citation as BibTeX (Croissant's citeAs)."),
         "citation": string("Ready-made citation of this version."),
         "citation_bibtex": string("The same citation as BibTeX."),
+        "explore_url": url(
+            "The page that queries this version's tables with SQL in the browser (DuckDB-WASM over the "
+            "Parquet distributions) and charts the result; the fragment pins the version."
+        ),
     },
     "A schema.org Dataset (JSON-LD), also Croissant 1.0, describing every distribution and its columns.",
 )
@@ -389,6 +393,8 @@ class Operation:
 
 # The start-here guide: the site's hub, and the page ask.json cites when nothing in its library fits.
 HUB_PATH = "/guides/start-here"
+# The page that runs SQL over a release's Parquet in the visitor's browser (serve/explore).
+EXPLORE_PATH = "/explore"
 ASK_PATH = "/api/public/ask.json"
 OPERATIONS: tuple[Operation, ...] = (
     Operation(

@@ -24,7 +24,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from public import documents
 from public.languages import language_url, translated
-from public.openapi import OPERATIONS
+from public.openapi import EXPLORE_PATH, OPERATIONS
 from release.folder import DOWNLOADS_DIR, SITEMAP_INDEX, SITEMAPS_DIR
 from release.snapshot import Snapshot
 from warehouse.reference_data import DEFAULT_LANGUAGE
@@ -208,6 +208,11 @@ def write_llms_txt(out: BinaryIO, snapshot: Snapshot) -> None:
             "dataset.json",
             f"{api}/dataset.json",
             "schema.org Dataset: every distribution with its size and sha256, the measured variables, a citation.",
+        ),
+        markdown_link(
+            "Explore with SQL",
+            f"{base_url}{EXPLORE_PATH}",
+            "Every table below queried with SQL in the browser, charted and downloaded; nothing to install.",
         ),
     ]
     for table in snapshot.distributed_tables:

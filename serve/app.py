@@ -24,7 +24,7 @@ from release.snapshot import Snapshot, SnapshotHolder
 from serve.api import routes_ask, routes_bench, routes_catalogue, routes_pages
 from serve.api.problems import handle_http_exception
 from serve.api.routes_ask import QuestionDesk
-from serve.explore.assets import INSTALL_HINT, ExplorerAssets
+from serve.explore.assets import INSTALL_HINT, ExplorerAssets, assets_route
 from serve.explore.page import explorer_route
 from serve.html import site
 from serve.http.cors import POST_METHODS, Preflight
@@ -150,7 +150,7 @@ def create_app(settings: Settings | None = None, metrics_dir: Path | None = None
             explorer_route(settings.base_url, explorer),
             *routes_bench.routes,
             *routes_catalogue.file_routes,
-            *([explorer.route()] if explorer else []),
+            assets_route(explorer),
             *site.routes(settings.base_url),
         ]
     )

@@ -60,9 +60,6 @@ class ExplorerAssets:
         """Where the files are served, ending in a slash."""
         return f"{ASSETS_PATH}{self.digest}/"
 
-    def route(self) -> Route:
-        return Route(ASSETS_PATH + "{digest}/{name}", self.serve, methods=["GET", "HEAD"])
-
     async def serve(self, request: Request) -> Response:
         name = request.path_params["name"]
         entry = self.files.get(name)
@@ -80,3 +77,14 @@ class ExplorerAssets:
             headers["Content-Encoding"] = coding
         media_type = MEDIA_TYPES.get(Path(name).suffix, BINARY)
         return FileResponse(path, media_type=media_type, headers=headers)
+
+
+def assets_route(assets: ExplorerAssets | None) -> Route:
+    """The route of the explorer's files; without a build, each request is a 404 saying what to install."""
+
+    async def serve(request: Request) -> Response:
+        if assets is None:
+            raise HTTPException(404, INSTALL_HINT)
+        return await assets.serve(request)
+
+    return Route(ASSETS_PATH + "{digest}/{name}", serve, methods=["GET", "HEAD"])

@@ -16,12 +16,12 @@ class Example(NamedTuple):
 EXAMPLES = (
     Example(
         "Best heat retention in each category",
-        """SELECT category_slug, arg_max(product_name, value) AS product,
-       max(value) AS degrees_after_test, any_value(unit) AS unit
+        """-- value: the water's temperature after the test (higher keeps heat better)
+SELECT category_slug, arg_max(product_name, value) AS product, max(value) AS value, any_value(unit) AS unit
 FROM bench_measurements
 WHERE protocol_slug = 'heat-retention' AND status = 'measured'
 GROUP BY category_slug
-ORDER BY degrees_after_test DESC""",
+ORDER BY value DESC""",
     ),
     Example(
         "Heat lost per 100 ml of capacity, insulated bottles",

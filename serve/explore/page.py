@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from foundations.media_types import HTML, with_charset
 from public.documents import dataset_name
+from public.openapi import EXPLORE_PATH
 from release.folder import DATA_PACKAGE, RELEASES_PREFIX
 from release.snapshot import Snapshot
 from serve.explore.assets import INSTALL_HINT, ExplorerAssets
@@ -24,7 +25,6 @@ from serve.html.site import TEMPLATES, language_row, rendered_pages, script_json
 from serve.http.responses import answer_with_validators
 from warehouse.reference_data import DEFAULT_LANGUAGE
 
-EXPLORE_PATH = "/explore"
 # Scripts and workers only from this origin; WebAssembly compiled by them ('wasm-unsafe-eval');
 # fetches (the Parquet files, by range) only to it. Styles may be inline: Observable Plot writes a
 # <style> into each chart it draws.

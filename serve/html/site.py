@@ -31,7 +31,7 @@ from foundations.media_types import HTML, with_charset
 from foundations.release_caches import BoundedMemo
 from public import documents
 from public.languages import language_url, translated
-from public.openapi import ASK_PATH, CHANGE_FIELDS, HUB_PATH
+from public.openapi import ASK_PATH, CHANGE_FIELDS, EXPLORE_PATH, HUB_PATH
 from release.snapshot import Snapshot
 from serve.html import charts
 from serve.http.responses import answer_with_validators
@@ -389,6 +389,7 @@ def render_api_guide(snapshot: Snapshot) -> bytes:
             citation_bibtex=dataset["citation_bibtex"],
             openapi=f"{base_url}/api/public/openapi.json",
             llms_full=f"{base_url}/llms-full.txt",
+            explore=base_url + EXPLORE_PATH,
             statistics=snapshot.statistics,
         )
         .encode("utf-8")

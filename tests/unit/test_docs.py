@@ -129,8 +129,8 @@ def test_a_list_of_a_folders_modules_that_leaves_one_out_is_caught():
     assert wrong == ["the list of `foundations/`'s modules leaves out heap"]
     assert right == []
     wrong, right = _caught(
-        "`serve/`: `api/`, `html/`, `http/`, `operations/`.",
-        "`serve/`: `api/`, `html/`, `http/`, `operations/`, `mcp_server/`.",
+        "`serve/`: `api/`, `html/`, `http/`, `operations/`, `explore/`.",
+        "`serve/`: `api/`, `html/`, `http/`, `operations/`, `mcp_server/`, `explore/`.",
     )
     assert wrong == ["the list of `serve/`'s rooms leaves out mcp_server/"]
     assert right == []
