@@ -29,6 +29,7 @@ import pytest
 from foundations.problem_details import PROBLEM_TYPE_BASE
 from foundations.settings import PROJECT_ROOT
 from release.question_store import MIRROR_FOLDER, QuestionStore
+from tests.support.browser import CHROMIUM
 from tests.support.deployment import Deployment, deployment
 from tests.support.harness import Server, copy_home, home_environment, home_layout
 from tests.support.nginx import NGINX
@@ -236,3 +237,37 @@ def test_the_questions_asked_of_two_replicas_reach_the_next_build_once(
     with (home_layout(home).reports_dir / "unanswered-questions.csv").open(encoding="utf-8") as exported:
         rows = list(csv.DictReader(exported))
     assert (QUESTION, "3") in [(row["question"], row["times asked"]) for row in rows]
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed: `make setup` installs Debian's chromium")
+def test_explore_runs_a_query_in_the_browser_through_the_balancer(deployed: Deployment, browser, tmp_path: Path):
+    """/explore from replicas serving releases out of the object store, behind nginx: the page, its
+    scripts and the release's Parquet (by range) all come through the balancer, from any replica,
+    and nothing is asked of another origin."""
+    context = browser.new_context()
+    elsewhere: list[str] = []
+
+    def only_the_balancer(route) -> None:
+        if route.request.url.startswith(deployed.balancer_url + "/"):
+            route.continue_()
+        else:
+            elsewhere.append(route.request.url)
+            route.abort()
+
+    context.route("**/*", only_the_balancer)
+    page = context.new_page()
+    try:
+        page.goto(deployed.balancer_url + "/explore")
+        page.wait_for_selector("#status[data-state=ready]", timeout=60_000)
+        page.fill("#sql", "SELECT category_slug, count(*) AS products FROM products GROUP BY ALL ORDER BY ALL")
+        page.click("#run")
+        page.wait_for_selector("#status[data-state=done]", timeout=60_000)
+        shown = [row.split("\t") for row in page.inner_text("#result-table tbody").splitlines()]
+    finally:
+        context.close()
+    products = tmp_path / "products.parquet"
+    with urllib.request.urlopen(deployed.balancer_url + "/api/public/downloads/products.parquet") as download:
+        products.write_bytes(download.read())
+    expected = duckdb.sql(f"SELECT category_slug, count(*) FROM '{products}' GROUP BY ALL ORDER BY ALL").fetchall()
+    assert [(slug, int(count)) for slug, count in shown] == expected
+    assert elsewhere == []
