@@ -5,8 +5,8 @@ knows; the dense vectors (``ask.dense``) bridge words and languages it does not 
 insulated bottle, 保温水瓶 and 保温杯, ਥਰਮਸ and an English entry). For each entry both kinds of
 evidence become the features of ``ask.decision.features``, whose fitted fusion
 (``ask.decision.fusion``) gives the probability that the entry answers the question: entries
-are ranked by it, the best sourced answer first (``BENCH_EVIDENCE_BOOST``), and none is
-returned below its threshold.
+are ranked by it, the best sourced answer first, and none is returned below its threshold or
+for a question closer to an uncovered topic (``ask.decision.verdict``).
 
 An engine is loaded from the tables a build writes: a snapshot's (its tables in DuckDB's
 default schema) or the build warehouse's marts (``schema``), whichever ``connection`` opens.
@@ -22,7 +22,8 @@ import duckdb
 import numpy as np
 
 from ask.decision.features import Evidence, feature_of, feature_rows
-from ask.decision.fusion import BENCH_EVIDENCE_BOOST, Fusion
+from ask.decision.fusion import Fusion
+from ask.decision.verdict import Refusal, closest_uncovered, evidence_boosts, judge
 from ask.dense.encoder import DIMENSIONS, Encoder
 from ask.dense.vectors import EntryVectors, VectorsError
 from ask.entries import Entry, Match, library_entries
@@ -44,24 +45,17 @@ class MissingTables(RuntimeError):
     """A snapshot without the ask engine's tables, as one published before they existed."""
 
 
-# Why the most probable entry did not answer a question: it fell short of the decision's threshold,
-# or the question lies closer to a topic the library says it does not cover.
-BELOW_THRESHOLD = "below_threshold"
-UNCOVERED_TOPIC = "uncovered_topic"
-REFUSALS = (BELOW_THRESHOLD, UNCOVERED_TOPIC)
-
-
 @dataclass(frozen=True)
 class Ranking:
     """What the engine made of a question: the entries that answer it (``matches``, empty for the
     no-match answer) and, answered or not, the most probable entry, its probability and, when it
-    did not answer, why (``REFUSALS``). The last three are for the editors (the question log):
+    did not answer, why (``ask.decision.verdict.Refusal``). The last three are for the editors (the question log):
     an unanswered question beside the entry that came closest says what to write or reword."""
 
     matches: list[Match] = field(default_factory=list)
     nearest: Entry | None = None  # None only for a blank question or an empty library
     probability: float | None = None
-    refusal: str | None = None
+    refusal: Refusal | None = None
 
 
 class AskEngine:
@@ -80,7 +74,7 @@ class AskEngine:
         # Questions about what the library does not cover (unit vectors, a row each): a question
         # closer to one of them than to every entry text gets the no-match answer.
         self.uncovered = uncovered if uncovered is not None else np.empty((0, DIMENSIONS), np.float32)
-        self.boost = np.where([e.bench_evidence for e in lexical.entries], BENCH_EVIDENCE_BOOST, 1.0)
+        self.boosts = evidence_boosts([e.bench_evidence for e in lexical.entries])
 
     @property
     def entries(self) -> list[Entry]:
@@ -132,35 +126,21 @@ class AskEngine:
         return self.rank(question, limit, question_vector).matches
 
     def rank(self, question: str, limit: int, question_vector: np.ndarray | None = None) -> Ranking:
-        """The entries that answer ``question``, most probable first, at most ``limit``; none when
-        even the most probable is below the fusion's threshold or the question is closer to an
-        uncovered topic (the no-match answer). Below the first come the next most probable,
-        whatever their probability: ``confidence`` says how far each is from the first."""
+        """The entries that answer ``question``, most probable first, at most ``limit``, as the
+        decision judges them (``ask.decision.verdict.judge``); none for the no-match answer.
+        ``confidence`` says how far each is from the first."""
         if limit <= 0 or not question.strip() or not self.entries:
             return Ranking()
         if question_vector is None:
             question_vector = self.encoder.query(question)
         language = self.lexical.question_language(question)
         weighed, features = self.features(question, question_vector, language)
-        _, probability = self.fusion.decide(features, language)
-        score = probability * self.boost[weighed]
-        best = int(np.argmax(score))
-        nearest, best_probability = self.entries[weighed[best]], float(probability[best])
-        if best_probability < self.fusion.threshold:
-            return Ranking([], nearest, best_probability, BELOW_THRESHOLD)
-        if self.closer_to_uncovered(question_vector, features):
-            return Ranking([], nearest, best_probability, UNCOVERED_TOPIC)
-        kept = np.argpartition(-score, limit - 1)[:limit] if len(score) > limit else np.arange(len(score))
-        ranked = sorted(kept.tolist(), key=lambda n: (-float(score[n]), n))  # ties: the library's order
+        uncovered = closest_uncovered(self.uncovered, question_vector)
+        verdict = judge(self.fusion, features, language, self.boosts[weighed], uncovered, limit)
+        nearest = self.entries[weighed[verdict.best]]
         coverage = feature_of(features, "coverage")
-        matches = [Match(self.entries[weighed[n]], float(score[n]), float(coverage[n])) for n in ranked]
-        return Ranking(matches, nearest, best_probability)
-
-    def closer_to_uncovered(self, question_vector: np.ndarray, features: np.ndarray) -> bool:
-        """Whether the question sits closer to a question the library does not cover than to any entry text."""
-        if not len(self.uncovered):
-            return False
-        return float((self.uncovered @ question_vector).max()) > float(feature_of(features, "dense").max())
+        matches = [Match(self.entries[weighed[n]], float(verdict.score[n]), float(coverage[n])) for n in verdict.ranked]
+        return Ranking(matches, nearest, verdict.probability, verdict.refusal)
 
 
 def encoder_of(connection: duckdb.DuckDBPyConnection, encoders: ModelStore, schema: str = SNAPSHOT_SCHEMA) -> Encoder:

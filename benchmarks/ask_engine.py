@@ -63,10 +63,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from ask.decision.fusion import Fusion  # noqa: E402
+from ask.decision.verdict import Refusal  # noqa: E402
 from ask.dense.cache import VectorCache, text_key  # noqa: E402
 from ask.dense.encoder import DIMENSIONS, Encoder  # noqa: E402
 from ask.dense.vectors import EntryVectors  # noqa: E402
-from ask.engine import UNCOVERED_TOPIC, AskEngine  # noqa: E402
+from ask.engine import AskEngine  # noqa: E402
 from ask.evaluation import MRR_DEPTH, Outcome, Scores, fit_on_dev, run, score, score_by_kind  # noqa: E402
 from ask.lexical.index import AskIndex  # noqa: E402
 from ask.lexical.stored import index_tables  # noqa: E402
@@ -548,7 +549,7 @@ def calibration_table(engine: AskEngine, questions: list[LabelledQuestion]) -> s
         answered = [(item, ranking) for item, ranking in of_kind if ranking.matches]
         refused = [ranking for _, ranking in of_kind if not ranking.matches and ranking.probability is not None]
         right = sum(ranking.matches[0].entry.id in item.expected for item, ranking in answered)
-        uncovered = sum(bool(item.expected) and ranking.refusal == UNCOVERED_TOPIC for item, ranking in of_kind)
+        uncovered = sum(bool(item.expected) and ranking.refusal == Refusal.UNCOVERED_TOPIC for item, ranking in of_kind)
         mean = lambda values: f"{sum(values) / len(values):.2f}" if values else "-"  # noqa: E731
         rows.append(
             [

@@ -32,7 +32,7 @@ RECORD_FIELDS = {
     # The entry that came closest, answered or not (``serve.operations.question_log.Nearest``): the
     # id of the most probable entry (cited first when it answered; day files written before
     # 2026-11-27 hold its URL), its probability under the release's decision, and why it did not
-    # answer (``ask.engine.REFUSALS``), null when it did.
+    # answer (``ask.decision.verdict.Refusal``), null when it did.
     "entry": "VARCHAR",
     "probability": "DOUBLE",
     "refusal": "VARCHAR",

@@ -31,7 +31,6 @@ from warehouse.reference_data import LANGUAGES
 
 RIDGE = 1e-3  # on standardised weights: keeps a few hundred questions from being overfitted
 DECISION_CANDIDATES = ASK_DEFAULT_LIMIT  # per question, the entries the decision model is fitted on: what a reader gets
-BENCH_EVIDENCE_BOOST = 1.05  # a bench-backed recommendation outranks an equally likely library answer
 
 
 @dataclass(frozen=True)

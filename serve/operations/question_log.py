@@ -36,7 +36,7 @@ class Nearest:
 
     entry: str | None  # its id, as an ask_phrasings.csv row names it; None for a blank question or no library
     probability: float | None  # under the release's decision, which answers at its threshold or above
-    refusal: str | None  # why it did not answer (``ask.engine.REFUSALS``), None when it did
+    refusal: str | None  # why it did not answer (``ask.decision.verdict.Refusal``), None when it did
 
     @classmethod
     def of(cls, ranking: Ranking) -> Nearest:

@@ -13,7 +13,8 @@ from urllib.parse import quote
 import pytest
 
 from ask.decision.fusion import Fusion
-from ask.engine import BELOW_THRESHOLD, UNCOVERED_TOPIC, AskEngine
+from ask.decision.verdict import Refusal
+from ask.engine import AskEngine
 from ask.evaluation import fit_on_dev, run, score, score_by_kind
 from ask.lexical.script import WORD
 from ask.model.store import ModelStore
@@ -335,6 +336,6 @@ def test_answered_or_not_the_ranking_names_the_entry_that_came_closest_and_why_i
         questions = [row["question"] for row in csv.DictReader(seed)][:60]
     refused = [demo_engine.rank(question, 5) for question in [*questions, "what's the weather in Lisbon tomorrow"]]
     assert all(not r.matches and r.nearest is not None for r in refused)
-    assert {r.refusal for r in refused} == {BELOW_THRESHOLD, UNCOVERED_TOPIC}  # both happen on the demo
-    assert all(r.probability < threshold for r in refused if r.refusal == BELOW_THRESHOLD)
-    assert all(r.probability >= threshold for r in refused if r.refusal == UNCOVERED_TOPIC)
+    assert {r.refusal for r in refused} == {Refusal.BELOW_THRESHOLD, Refusal.UNCOVERED_TOPIC}  # both happen on the demo
+    assert all(r.probability < threshold for r in refused if r.refusal == Refusal.BELOW_THRESHOLD)
+    assert all(r.probability >= threshold for r in refused if r.refusal == Refusal.UNCOVERED_TOPIC)

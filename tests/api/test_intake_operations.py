@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ask.engine import BELOW_THRESHOLD
+from ask.decision.verdict import Refusal
 from ask.model.store import ModelStore, TrainedModel
 from intake.store import IntakeStore
 from reuse_data.backup import BACKUP_MANIFEST
@@ -91,7 +91,7 @@ def ask_a_question(home: Path) -> Path:
     folder = home_layout(home).questions_dir
     log = QuestionLog(folder)
     answer = {"query": "does the cafetière keep coffee hot?", "language": "en", "results": []}
-    record_question(log, answer, Nearest("guide-keeping-warm", 0.41, BELOW_THRESHOLD), "20261122T081502123Z")
+    record_question(log, answer, Nearest("guide-keeping-warm", 0.41, Refusal.BELOW_THRESHOLD), "20261122T081502123Z")
     log.close()
     (day_file,) = folder.glob("*.jsonl")
     return day_file

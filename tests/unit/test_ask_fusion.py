@@ -7,7 +7,6 @@ import pytest
 
 from ask.decision.features import DECISION_FEATURES, FEATURES, margins
 from ask.decision.fusion import (
-    BENCH_EVIDENCE_BOOST,
     Fusion,
     Question,
     Verdicts,
@@ -15,6 +14,7 @@ from ask.decision.fusion import (
     fit,
     logistic_regression,
 )
+from ask.decision.verdict import BENCH_EVIDENCE_BOOST
 from ask.dense.encoder import DIMENSIONS, Encoder
 from ask.dense.vectors import CANDIDATES, EntryVectors, VectorsError
 from ask.engine import AskEngine

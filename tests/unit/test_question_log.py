@@ -13,7 +13,7 @@ from pathlib import Path
 import duckdb
 import pytest
 
-from ask.engine import BELOW_THRESHOLD
+from ask.decision.verdict import Refusal
 from foundations.settings import SettingsError, load_settings
 from serve.operations.question_log import Nearest, QuestionLog, answered, record_question
 from warehouse.asked_questions import (
@@ -36,7 +36,7 @@ ANSWERED = {
 UNANSWERED = {"query": "what is the weather in Paris", "language": "en", "results": []}
 # The entry that came closest to each: it answered the first, and fell short for the second.
 CITED = Nearest("insulated-bottles-hot-tea-workday", 0.93, None)
-SHORT = Nearest("travel-mugs-04", 0.21, BELOW_THRESHOLD)
+SHORT = Nearest("travel-mugs-04", 0.21, Refusal.BELOW_THRESHOLD)
 
 
 def records_in(folder: Path) -> list[dict]:
@@ -135,7 +135,7 @@ def test_the_records_load_into_the_raw_table_with_their_normalised_text(tmp_path
         "answered": False,
         "entry": SHORT.entry,
         "probability": 0.21,
-        "refusal": BELOW_THRESHOLD,
+        "refusal": Refusal.BELOW_THRESHOLD,
     }
     fields["release"] = RELEASE
     lines = [
@@ -152,7 +152,7 @@ def test_the_records_load_into_the_raw_table_with_their_normalised_text(tmp_path
             "SELECT question_normalised, asked_at, _source_file FROM raw.asked_questions ORDER BY ALL"
         ).fetchall()
         nearest = connection.execute("SELECT DISTINCT entry, probability, refusal FROM raw.asked_questions").fetchall()
-        assert nearest == [(SHORT.entry, 0.21, BELOW_THRESHOLD)]
+        assert nearest == [(SHORT.entry, 0.21, Refusal.BELOW_THRESHOLD)]
         assert {row[0] for row in rows} == {"which flask"}
         assert rows[0][1] == dt.datetime(2026, 11, 26, 10, 0)
         assert {row[2] for row in rows} == {here.name, f"replica-2/{there.name}"}
