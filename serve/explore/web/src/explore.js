@@ -64,16 +64,22 @@ async function startEngine(version) {
 
 function restartEngine(version) {
   const previous = engine;
-  engine = startEngine(version);
-  engine.then(
-    () => status(`Ready: release ${version}. Write SQL, or pick an example.`, "ready"),
+  const starting = startEngine(version);
+  engine = starting;
+  // Only the engine in use reports, and "ready" only when no query waits for it (a permalink's
+  // query, or one run while the engine restarts, says "running" until its own answer comes).
+  starting.then(
+    () => {
+      if (engine === starting && !cancel) status(`Ready: release ${version}. Write SQL, or pick an example.`, "ready");
+    },
     (error) => {
+      if (engine !== starting) return;
       status("The query engine did not start.", "error");
       showError(String(error.message || error));
     },
   );
   if (previous) previous.then((old) => old.db.terminate()).catch(() => {});
-  return engine;
+  return starting;
 }
 
 // Values as the table shows them, and as the chart plots them.
@@ -265,7 +271,8 @@ async function download(format) {
   const options = format === "csv" ? "(HEADER, DELIMITER ',')" : "(FORMAT PARQUET)";
   try {
     const running = await engine;
-    await running.conn.query(`COPY (${stripSemicolons(result.sql)}) TO ${quoteLiteral(name)} ${options}`);
+    // the newline ends a -- comment on the query's last line, which would otherwise swallow the parenthesis
+    await running.conn.query(`COPY (${stripSemicolons(result.sql)}\n) TO ${quoteLiteral(name)} ${options}`);
     const bytes = await running.db.copyFileToBuffer(name);
     await running.db.dropFile(name);
     const link = document.createElement("a");
