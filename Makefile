@@ -10,7 +10,7 @@ TIMED = start=$$(date +%s); finish() { echo "  done in $$(( $$(date +%s) - start
 REUSE_DATA_HOME ?= $(CURDIR)/var
 export REUSE_DATA_HOME
 
-.PHONY: help install setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask bench-ask-load soak screenshots lock clean
+.PHONY: help install setup tools build run dev test lint bench bench-scale bench-release bench-replicas bench-ask bench-ask-load bench-explore soak screenshots lock clean
 
 help:  ## list the targets
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-14s %s\n", $$1, $$2}'
@@ -111,6 +111,9 @@ bench-ask: setup build  ## ask engine: held-out accuracy (test splits, sealed se
 
 bench-ask-load: setup build  ## ask under load: threads, 1 and 2 workers, beside a build embedding, a flood; into RESULTS.md
 	$(BIN)/python -m benchmarks.ask_load --record $(ASK_LOAD_ARGS)
+
+bench-explore: setup build  ## /explore in headless Chromium: engine start, first query, bytes by range at 10k products, into RESULTS.md
+	$(BIN)/python -m benchmarks.explore --record $(EXPLORE_ARGS)
 
 soak: setup  ## crash soak: SIGKILL 20 builds at random points, check what survives, into RESULTS.md
 	$(BIN)/python -m benchmarks.crash_soak --record $(SOAK_ARGS)
