@@ -65,6 +65,7 @@ sys.path.insert(0, str(ROOT))
 from ask.decision.fusion import Fusion  # noqa: E402
 from ask.decision.verdict import Refusal  # noqa: E402
 from ask.dense.cache import VectorCache, text_key  # noqa: E402
+from ask.dense.embedding import entry_vectors  # noqa: E402
 from ask.dense.encoder import DIMENSIONS, Encoder  # noqa: E402
 from ask.dense.vectors import EntryVectors  # noqa: E402
 from ask.engine import AskEngine  # noqa: E402
@@ -82,7 +83,6 @@ from benchmarks.results import add_record_option, machine, markdown_table, perce
 from foundations.ask_limits import ASK_DEFAULT_LIMIT  # noqa: E402
 from foundations.settings import load_settings  # noqa: E402
 from inputs.ask_inputs import FITTED_SPLIT, HELD_OUT_SPLIT, LABELLED_SETS, LabelledQuestion, load_questions  # noqa: E402
-from pipelines.assets.ask_vectors import entry_vectors  # noqa: E402
 from release.local_store import SNAPSHOT_FILE, current_version, read_tables  # noqa: E402
 from release.snapshot import Snapshot, load_snapshot  # noqa: E402
 from warehouse.contract import (  # noqa: E402

@@ -21,8 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Protocol
 
+from foundations.content_keys import sha256_of
 from foundations.durable_files import replace_durably
-from foundations.input_problems import sha256_of
 
 RACY_SECONDS = 2.0
 

@@ -1,10 +1,8 @@
-"""What is wrong with a raw input file, cell by cell, and the fingerprint every input row keeps."""
+"""What is wrong with a raw input file, cell by cell."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass
-from pathlib import Path
 
 SHOWN_PROBLEMS = 25
 
@@ -35,11 +33,3 @@ class InputProblems(ValueError):
         shown = "\n".join(f"  - {p}" for p in problems[:SHOWN_PROBLEMS])
         more = f"\n  … and {len(problems) - SHOWN_PROBLEMS} more" if len(problems) > SHOWN_PROBLEMS else ""
         super().__init__(f"{len(problems)} problem(s) in {self.subject}:\n{shown}{more}")
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import polars as pl
 
-from foundations.input_problems import InputProblems, RowProblem, sha256_of
+from foundations.content_keys import sha256_of
+from foundations.input_problems import InputProblems, RowProblem
 
 # A sheet's columns, in order, and what a tester writes in each: told on the intake's page and
 # in its template, so that no list of them can fall behind this one.

@@ -17,7 +17,8 @@ from pathlib import Path
 import polars as pl
 import yaml
 
-from foundations.input_problems import InputProblems, RowProblem, sha256_of
+from foundations.content_keys import sha256_of
+from foundations.input_problems import InputProblems, RowProblem
 
 TEXT, NUMBER, LIST, MAPPING, TIMESTAMP = "text", "number", "list", "mapping", "timestamp"
 TRANSLATED = MAPPING  # a mapping of language code to text; completeness is checked in dbt

@@ -108,7 +108,7 @@ def _classify(event) -> tuple[str, str] | None:
     """(kind, subject) of a run event worth reporting, or None."""
     from dagster import AssetCheckSeverity, DagsterEventType
 
-    from pipelines.assets.dbt import DBT_STEP
+    from pipelines.project import DBT_STEP
 
     dagster_event = event.dagster_event
     if dagster_event is None:

@@ -19,6 +19,7 @@ import duckdb
 from dagster import Config, OpExecutionContext, RetryRequested, job, op
 
 from ask.dense.cache import SHIPPED_VECTORS_FILE, text_key, write_shipped
+from ask.dense.embedding import ENTRY_TEXTS_SQL, UNCOVERED_TEXTS_SQL, known_vectors
 from ask.dense.encoder import Encoder
 from ask.model.store import ModelStore, TrainedModel
 from ask.training.data import TrainingSet
@@ -26,7 +27,6 @@ from ask.training.library import library_training_set, train_or_reuse
 from ask.training.recipes import RECIPES
 from foundations.settings import Settings
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, Split, load_questions
-from pipelines.assets.ask_vectors import ENTRY_TEXTS_SQL, UNCOVERED_TEXTS_SQL, known_vectors
 from pipelines.resources import SettingsResource
 from warehouse.reference_data import LANGUAGES
 
@@ -99,7 +99,7 @@ def train_and_ship(
     questions = [q.question for split in Split for q in load_questions(settings.inputs, split, LANGUAGES)]
     texts.update((text_key(question), question) for question in questions)
     encoder = Encoder.shared(trained.model_id, store.model_file(trained.sha256, trained.delta), trained.sha256, store)
-    vectors, embedded = known_vectors(texts, encoder, settings, log)
+    vectors, embedded = known_vectors(texts, encoder, settings.inputs, settings.embedding_cache, log)
     folder = settings.inputs / SHIPPED_ENCODER_FOLDER
     # The vectors first: a build reading the folder meanwhile finds the old model (whose id the new
     # vectors do not match, so it ignores them) or the new model with its vectors.

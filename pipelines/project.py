@@ -29,6 +29,7 @@ from warehouse.reference_data import dbt_vars
 DBT_PROJECT_DIR = PROJECT_ROOT / "sql"
 PROFILE = "reuse_data"  # dbt_project.yml's profile
 DBT_THREADS = 2
+DBT_STEP = "dbt_models"  # the step of `dbt build` in a run: what the build's progress names
 # dbt-core as installed next to this interpreter, pinned in requirements.lock: found without PATH.
 DBT_EXECUTABLE = Path(sys.executable).parent / "dbt"
 

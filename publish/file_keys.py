@@ -17,8 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from foundations.content_keys import tree_key, value_key
-from foundations.input_problems import sha256_of
+from foundations.content_keys import sha256_of, tree_key, value_key
 from foundations.settings import PROJECT_ROOT
 from release.manifest import PublishedRelease, ReleaseFile
 

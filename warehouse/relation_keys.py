@@ -4,6 +4,10 @@ reading the rows into Python (``RelationContents``).
 Publish keys each published table by it, to keep what the release being served already holds
 (``publish.snapshot_copy``); the ask decision keys what it is fitted on by it, to keep the one
 fitted before (``pipelines/assets/ask_decision.py``).
+
+A table a build makes in Python holds the key of what it was made from in its own comment
+(``hold_key``, ``held_key``): replaced or dropped, the table takes its key with it, so a key can
+never claim a table that is not there (``pipelines.kept_work``).
 """
 
 from __future__ import annotations
@@ -14,6 +18,24 @@ from typing import Any
 import duckdb
 
 from foundations.content_keys import value_key
+
+KEY_COMMENT = "made from "  # a table's comment: this, then the key of what it was made from
+
+
+def hold_key(connection: duckdb.DuckDBPyConnection, schema: str, table: str, key: str) -> None:
+    """Keep in ``schema.table``'s comment the key of what it was just made from."""
+    connection.execute(f'COMMENT ON TABLE "{schema}"."{table}" IS \'{KEY_COMMENT}{key}\'')
+
+
+def held_key(connection: duckdb.DuckDBPyConnection, schema: str, table: str) -> str | None:
+    """The key ``hold_key`` kept in ``schema.table``'s comment; None for a table without one, or no table."""
+    rows = connection.execute(
+        "SELECT comment FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = ? "
+        "AND table_name = ?",
+        [schema, table],
+    ).fetchall()
+    comment = rows[0][0] if rows else None
+    return comment.removeprefix(KEY_COMMENT) if comment and comment.startswith(KEY_COMMENT) else None
 
 
 def relation_key(made_of: Any) -> str:

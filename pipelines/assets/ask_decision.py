@@ -17,10 +17,11 @@ from collections.abc import Callable
 import duckdb
 import numpy as np
 import pyarrow as pa
-from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, asset
 
 from ask.decision.fusion import Fusion
 from ask.dense.cache import text_key
+from ask.dense.embedding import known_vectors
 from ask.dense.encoder import Encoder
 from ask.engine import AskEngine
 from ask.evaluation import fit_on_dev, run, split_figures
@@ -28,7 +29,7 @@ from ask.model.store import ModelStore
 from foundations.content_keys import value_key
 from foundations.settings import Settings
 from inputs.ask_inputs import FITTED_SPLIT, HELD_OUT_SPLIT, LABELLED_SETS, digest_of, load_questions
-from pipelines.assets.ask_vectors import known_vectors
+from pipelines.kept_work import kept, keyed_result
 from pipelines.resources import SettingsResource, WarehouseResource
 from release.local_store import rows_of
 from warehouse.contract import (
@@ -83,7 +84,7 @@ def question_vectors(
     shipped vectors like the entries' texts: a build whose questions and model did not change
     embeds none of them (they are about 2,600, a minute and a half on two cores)."""
     by_key = {text_key(question): question for question in questions}
-    vectors, _ = known_vectors(by_key, encoder, config, log)
+    vectors, _ = known_vectors(by_key, encoder, config.inputs, config.embedding_cache, log)
     return {by_key[key]: vector for key, vector in vectors.items()}
 
 
@@ -117,10 +118,7 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
         inputs_sha256 = decision_inputs(connection, engine, splits)
         unchanged = kept_decision_inputs(connection) == inputs_sha256
     if unchanged:
-        context.log.info("the decision's inputs are unchanged: keeping the one fitted before")
-        return MaterializeResult(
-            metadata={"unchanged": True, "model": engine.encoder.model_id}, data_version=DataVersion(inputs_sha256)
-        )
+        return kept(context.log.info, "the decision", inputs_sha256, {"model": engine.encoder.model_id})[0]
     known = {entry.id for entry in engine.entries}
     dev = [q for q in dev if not q.expected or set(q.expected) & known]
     test = [
@@ -161,8 +159,10 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
             or "none"
         )
     )
-    return MaterializeResult(
-        metadata={
+    return keyed_result(
+        inputs_sha256,
+        False,
+        {
             "unchanged": False,
             "model": engine.encoder.model_id,
             "threshold": decision.threshold,
@@ -178,5 +178,4 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
             **{f"test_{name}_false_positive_rate": figures["false_positive_rate"] for name, figures in overall.items()},
             "seconds": round(time.perf_counter() - started, 2),
         },
-        data_version=DataVersion(inputs_sha256),  # the key of what it was fitted on: the Dagster UI's "unchanged"
     )

@@ -9,8 +9,9 @@ the no-match answer rather than the nearest entry's.
 
 from dagster import AssetKey
 
+from ask.dense.embedding import UNCOVERED_TEXTS_SQL
 from ask.dense.encoder import DIMENSIONS
-from pipelines.assets.ask_vectors import UNCOVERED_TEXTS_SQL, embedded_texts_asset
+from pipelines.assets.ask_vectors import embedded_texts_asset
 from warehouse.contract import ASK_UNCOVERED_TOPICS_SEED, ASK_UNCOVERED_VECTORS_TABLE, MARTS_SCHEMA, SEEDS_SCHEMA
 
 ask_uncovered_vectors = embedded_texts_asset(

@@ -1,78 +1,26 @@
 """The ask engine's entry vectors: every text of ``marts.ask_texts`` embedded, for the snapshot.
 
 The server embeds only the incoming question; everything it compares that question with is
-computed here, once per text, with the encoder ``marts.ask_encoder`` chose. A text whose sha256
-the vector cache already holds for that model, or whose vector the inputs ship beside that model
-(``reuse-data ask train`` writes them), is not embedded again, so a build that changed no entry
-text embeds nothing, and a changed answer costs only its own texts.
+computed here, once per text, with the encoder ``marts.ask_encoder`` chose, by
+``ask.dense.embedding`` (shipped or cached vectors are not embedded again).
 """
 
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
 
-from ask.dense.cache import SHIPPED_VECTORS_FILE, VectorCache, read_shipped
-from ask.dense.encoder import DIMENSIONS, Encoder
+from ask.dense.embedding import ENTRY_TEXTS_SQL, known_vectors
+from ask.dense.encoder import DIMENSIONS
 from ask.engine import encoder_of
 from ask.model.store import ModelStore
-from foundations.settings import Settings
-from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
+from foundations.content_keys import value_key
+from pipelines.kept_work import kept, keyed_result
 from pipelines.resources import SettingsResource, WarehouseResource
-from warehouse.contract import (
-    ASK_ENCODER_TABLE,
-    ASK_TEXTS_TABLE,
-    ASK_UNCOVERED_TOPICS_SEED,
-    ASK_VECTORS_TABLE,
-    MARTS_SCHEMA,
-    SEEDS_SCHEMA,
-)
-
-
-def entry_vectors(
-    texts: dict[str, str],
-    encoder: Encoder,
-    cache: VectorCache,
-    log: Callable[[str], None],
-    shipped: Mapping[str, np.ndarray] | None = None,
-) -> tuple[dict[str, np.ndarray], int]:
-    """A vector for each text (sha256 -> text): shipped with the inputs' model, from the cache, or
-    embedded now; and how many were embedded."""
-    vectors = {sha: vector for sha, vector in (shipped or {}).items() if sha in texts}
-    vectors.update(cache.get(encoder.model_id, [sha for sha in texts if sha not in vectors]))
-    missing = [sha for sha in texts if sha not in vectors]
-    if missing:
-        log(f"embedding {len(missing)} new texts of {len(texts)} ({len(vectors)} cached)")
-        started = time.perf_counter()
-
-        def progress(done: int, total: int) -> None:
-            rate = done / max(time.perf_counter() - started, 1e-9)
-            log(f"embedded {done}/{total} texts ({rate:.0f}/s, about {(total - done) / rate:.0f} s left)")
-
-        embedded = encoder.texts([texts[sha] for sha in missing], progress)
-        fresh = dict(zip(missing, embedded, strict=True))
-        cache.put(encoder.model_id, fresh)
-        vectors.update(fresh)
-    return vectors, len(missing)
-
-
-def known_vectors(
-    texts: dict[str, str], encoder: Encoder, settings: Settings, log: Callable[[str], None]
-) -> tuple[dict[str, np.ndarray], int]:
-    """``entry_vectors`` with what a build already knows: the vectors the inputs ship beside their
-    model and the machine's vector cache."""
-    shipped_file = settings.inputs / SHIPPED_ENCODER_FOLDER / SHIPPED_VECTORS_FILE
-    shipped = read_shipped(shipped_file, encoder.model_id)
-    return entry_vectors(texts, encoder, VectorCache(settings.embedding_cache), log, shipped)
-
-
-# The (sha256, text) rows each embedding asset reads: what `reuse-data ask train` embeds with a new model too.
-ENTRY_TEXTS_SQL = f"SELECT DISTINCT text_sha256, text FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} ORDER BY text_sha256"
-UNCOVERED_TEXTS_SQL = (
-    f"SELECT DISTINCT sha256(question), question FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} ORDER BY 1"
-)
+from warehouse.contract import ASK_ENCODER_TABLE, ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, MARTS_SCHEMA
+from warehouse.relation_keys import RelationContents, held_key, hold_key
 
 
 def embed_into(
@@ -81,16 +29,28 @@ def embed_into(
     texts_sql: str,
     table_sql: str,
     log: Callable[[str], None],
+    source: AssetKey,
+    table: str,
 ) -> MaterializeResult:
-    """Embed the (sha256, text) rows ``texts_sql`` reads with the encoder ``marts.ask_encoder`` names
-    (through the vector cache), then run ``table_sql``, which reads them as ``incoming`` (sha256,
-    vector) and takes the model's id as its one parameter. The asset's result: the model, how many
-    distinct texts there were, how many were embedded now and how many came from the cache."""
+    """Embed the (sha256, text) rows ``texts_sql`` reads (from ``source``) with the encoder
+    ``marts.ask_encoder`` names (through the vector cache), then run ``table_sql``, which writes
+    ``marts.<table>`` from them as ``incoming`` (sha256, vector) and takes the model's id as its one
+    parameter. The asset's result: the model, how many distinct texts there were, how many were
+    embedded now and how many came from the cache. Kept as it is when the model and ``source``'s
+    rows are those it was made from (a tester's sheet that changes no text)."""
     started = time.perf_counter()
     with warehouse.connect() as connection:
+        [(model_id,)] = connection.execute(f"SELECT model_id FROM {MARTS_SCHEMA}.{ASK_ENCODER_TABLE}").fetchall()
+        contents = RelationContents(connection, connection.execute("SELECT current_database()").fetchall()[0][0])
+        key = value_key({"model": model_id, "texts": contents.key(*source.path), "table": table_sql})
+        if held_key(connection, MARTS_SCHEMA, table) == key:
+            [(rows,)] = connection.execute(f"SELECT count(*) FROM ({texts_sql})").fetchall()  # distinct texts
+            metadata = {"dagster/row_count": rows, "model": model_id, "embedded": 0, "cached": 0}
+            return kept(log, f"{MARTS_SCHEMA}.{table}", key, metadata)[0]
         texts = dict(connection.execute(texts_sql).fetchall())
         encoder = encoder_of(connection, ModelStore(settings.settings.ask_models), MARTS_SCHEMA)
-    vectors, embedded = known_vectors(texts, encoder, settings.settings, log)
+    config = settings.settings
+    vectors, embedded = known_vectors(texts, encoder, config.inputs, config.embedding_cache, log)
     hashes = sorted(texts)
     matrix = np.stack([vectors[sha] for sha in hashes]) if hashes else np.empty((0, DIMENSIONS), np.float32)
     incoming = pa.table(
@@ -102,17 +62,17 @@ def embed_into(
     with warehouse.connect() as connection:
         connection.register("incoming", incoming)
         connection.execute(table_sql, [encoder.model_id])
+        hold_key(connection, MARTS_SCHEMA, table, key)
     seconds = time.perf_counter() - started
     log(f"{len(hashes)} distinct texts: {embedded} embedded, {len(hashes) - embedded} cached ({seconds:.1f} s)")
-    return MaterializeResult(
-        metadata={
-            "dagster/row_count": len(hashes),
-            "model": encoder.model_id,
-            "embedded": embedded,
-            "cached": len(hashes) - embedded,
-            "seconds": round(seconds, 2),
-        }
-    )
+    metadata = {
+        "dagster/row_count": len(hashes),
+        "model": encoder.model_id,
+        "embedded": embedded,
+        "cached": len(hashes) - embedded,
+        "seconds": round(seconds, 2),
+    }
+    return keyed_result(key, False, metadata)
 
 
 def embedded_texts_asset(
@@ -132,7 +92,7 @@ def embedded_texts_asset(
     def embedded_texts(
         context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
     ) -> MaterializeResult:
-        return embed_into(warehouse, settings, texts_sql, table_sql, context.log.info)
+        return embed_into(warehouse, settings, texts_sql, table_sql, context.log.info, source, table)
 
     return embedded_texts
 

@@ -10,7 +10,7 @@ from dagster_dbt import DagsterDbtTranslator, DagsterDbtTranslatorSettings, DbtC
 
 from foundations.content_keys import KeyFile
 from foundations.settings import Settings
-from pipelines.project import project_key
+from pipelines.project import DBT_STEP, project_key
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.catalog import RAW_SCHEMA
 from warehouse.reference_data import dbt_vars
@@ -77,9 +77,6 @@ def run_target_path(settings: Settings, run_id: str) -> Path:
     for stale in sorted(runs.iterdir(), key=lambda folder: folder.stat().st_mtime)[:-RUN_TARGETS_KEPT]:
         shutil.rmtree(stale, ignore_errors=True)
     return target
-
-
-DBT_STEP = "dbt_models"  # the step of `dbt build` in a run: what the build's progress names
 
 
 def dbt_models_asset(project: DbtProject) -> AssetsDefinition:

@@ -10,6 +10,7 @@ import datetime as dt
 import polars as pl
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, Failure, MaterializeResult, MetadataValue, asset
 
+from foundations.content_keys import value_key
 from foundations.input_problems import InputProblems
 from inputs.bench_sheets import SHEET_SUFFIXES, SheetError
 from inputs.editorial_export import (
@@ -21,6 +22,7 @@ from inputs.editorial_export import (
     read_export_table,
 )
 from intake.store import IntakeStore
+from pipelines.kept_work import kept, keyed_result
 from pipelines.resources import InputsResource, SettingsResource, WarehouseResource
 from warehouse.catalog import RAW_SCHEMA, column_names
 from warehouse.raw_bench import BENCH_TABLE, SheetSource, folder_sources, load_bench_sheets
@@ -113,15 +115,20 @@ def build_export_asset(spec: ExportTable) -> AssetsDefinition:
         try:
             files = export_files(inputs.root, spec)
             held = held_export_rows(warehouse, spec, {display: digest for display, (_, digest) in files.items()})
+            key = value_key({display: digest for display, (_, digest) in files.items()})
             if held is not None:
-                context.log.info(f"unchanged since the last ingest: {held} records from {len(files)} file(s) kept")
-                return MaterializeResult(metadata={"dagster/row_count": held, "files": len(files), "unchanged": True})
+                return kept(
+                    context.log.info,
+                    f"{held} records from {len(files)} file(s)",
+                    key,
+                    {"dagster/row_count": held, "files": len(files)},
+                )[0]
             frame = read_export_table(inputs.root, spec, files)
         except ExportError as error:
             raise _failure(error) from error
         rows = write_raw_table(warehouse, spec.table, frame)
         context.log.info(f"ingested {rows} records from {len(files)} file(s)")
-        return MaterializeResult(metadata={"dagster/row_count": rows, "files": len(files), "unchanged": False})
+        return keyed_result(key, False, {"dagster/row_count": rows, "files": len(files)})
 
     return _ingest
 

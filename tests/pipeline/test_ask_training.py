@@ -38,10 +38,11 @@ from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.conftest import DEMO, copy_demo, run_cli
 from tests.support.harness import edit_sheet_readings, home_layout, without_pytorch
+from warehouse.contract import ASK_LEXICON_TABLE
 from warehouse.reference_data import LANGUAGES
 
 KEPT_CATEGORIES = {"insulated-bottles", "french-presses"}
-ASSETS = ("ask_encoder", "ask_vectors", "ask_uncovered_vectors", "ask_decision")
+ASSETS = ("ask_encoder", "ask_vectors", "ask_uncovered_vectors", ASK_LEXICON_TABLE, "ask_decision")
 
 
 def cut_to_categories(inputs: Path, categories: set[str]) -> None:
@@ -184,10 +185,15 @@ def tmp_models(training: Training) -> Path:
 
 
 def test_an_unchanged_library_embeds_and_fits_nothing(training: Training):
-    again = training.stages["again"].metadata
+    """The same inputs again: every ask step keeps what it made, with the key it was made from."""
+    again, shipped = training.stages["again"].metadata, training.stages["shipped"].metadata
     assert again["ask_encoder"]["how"] == "shipped"
     assert again["ask_vectors"]["embedded"] == 0
-    assert again["ask_decision"]["unchanged"] is True
+    for step in ("ask_vectors", "ask_uncovered_vectors", ASK_LEXICON_TABLE, "ask_decision"):
+        assert again[step]["unchanged"] is True and again[step]["key"] == shipped[step]["key"], step
+    assert again["ask_vectors"]["dagster/row_count"] == shipped["ask_vectors"]["dagster/row_count"]
+    output = training.stages["again"].output
+    assert "kept the lexical index" in output and "kept marts.ask_vectors" in output and "kept the decision" in output
 
 
 def test_a_sheet_that_changes_a_recommendations_figure_embeds_only_that_answer(training: Training):
@@ -200,6 +206,7 @@ def test_a_sheet_that_changes_a_recommendations_figure_embeds_only_that_answer(t
     sheet = training.stages["sheet"].metadata
     assert sheet["ask_encoder"]["how"] == "shipped"
     assert 0 < sheet["ask_vectors"]["embedded"] <= len(LANGUAGES)  # the answer, in each language
+    assert sheet["ask_vectors"]["unchanged"] is False and sheet["ask_uncovered_vectors"]["unchanged"] is True
     assert sheet["ask_decision"]["unchanged"] is False  # fitted again: an entry's text moved
 
 

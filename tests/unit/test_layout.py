@@ -210,3 +210,21 @@ def top_level_imports(source: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             found.add(node.module.split(".")[0])
     return found
+
+
+# What the command line runs outside a Dagster definition: the CLI itself and the pipeline's modules
+# it calls. Datasette's rule: the CLI imports the parts, and a part's code lives in its package, not
+# in an asset module that only Dagster should load (only ``pipelines.definitions`` gathers those).
+COMMAND_LINE_MODULES = ("reuse_data", "pipelines/build.py", "pipelines/encoder_training.py", "pipelines/build_lock.py")
+
+
+def test_the_command_line_imports_no_asset_module():
+    paths = [PROJECT_ROOT / listed for listed in COMMAND_LINE_MODULES]
+    sources = [source for path in paths for source in (sorted(path.rglob("*.py")) if path.is_dir() else [path])]
+    ours = {module_name(path) for path in PROJECT_ROOT.glob("pipelines/assets/*.py")}
+    wrong = {
+        str(source.relative_to(PROJECT_ROOT)): sorted(modules_imported(source, ours) & ours)
+        for source in sources
+        if modules_imported(source, ours) & ours
+    }
+    assert not wrong, f"command-line modules importing asset modules: {wrong}"
