@@ -1,12 +1,16 @@
 """Large files that a tester's sheet changes in a few places, written from parts a later release copies.
 
-Such a file lists the rows of a table that a publish patches by row (``PATCHED_BY``: claims by
-product, products by product) in ``TABLE_ORDER``. Its rows are cut into parts: runs of groups
-(products) in that order, a run ending after each group whose key hashes to a multiple of
-``GROUPS_PER_PART`` (content-defined, as in rsync: a new or removed product moves no other part's
-bounds). A part's source is what its rows hash to (each group's count and row hashes, as the
-snapshot recorded them: ``SNAPSHOT_GROUPS_TABLE``) under this code and the table's columns as
-described (``encoding_key``). The file is a head, its parts
+Such a file lists the rows of a table in the order a file lists them (``listed_order``): a table
+that a publish patches by row (``PATCHED_BY``: the claims, the products, each grouped by product),
+or the bench measurements, stored in stream order (protocol, then product) and grouped by
+measurement (a product's rows lie apart there, one in each of its protocols' stretches). Its
+rows are cut into parts: runs of groups in that order, a run ending after each group whose key
+hashes to a multiple of ``GROUPS_PER_PART`` (content-defined, as in rsync: a new or removed group
+moves no other part's bounds). A part's source is what its rows hash to (each group's count and
+row hashes: as the snapshot recorded them for a patched table, ``SNAPSHOT_GROUPS_TABLE``; hashed
+from the listed columns at each publish for the measurements, which the snapshot does not patch
+and are a small fraction of the readings) under this code and the table's columns as described
+(``encoding_key``). The file is a head, its parts
 with a separator between them, and a tail; its gzip copy is one member of the same pieces,
 each deflated apart (``release.codecs.GzipParts``). An index beside them (``parts_index_path``)
 says where each part lies in both and what it was made from.
@@ -14,9 +18,10 @@ says where each part lies in both and what it was made from.
 The next release takes a part whose source it finds in that index as it is, plain and deflated,
 and encodes only the others: one sheet re-encodes a part or two, not ten million rows. A release
 with no index before it encodes every part, through the same code, so that its bytes are the
-same as if it had taken them (``tests/api/test_release.py``). The zstd copy is compressed whole,
-its head apart (``release.codecs.zstd_copy``): the claims at a fast level (700 MB at 10M
-readings), the products at the usual one (zstd's fast levels save nothing over gzip on them).
+same as if it had taken them, and the text files the same as DuckDB's ``COPY`` of the whole
+(``tests/api/test_release.py``). The zstd copy is compressed whole, its head apart
+(``release.codecs.zstd_copy``): the claims at a fast level (700 MB at 10M readings), the products
+and the bench measurements at the usual one (zstd's fast levels save nothing over gzip on them).
 A release whose parts are those before, in the same order, takes that copy's body as it is.
 """
 
@@ -25,9 +30,10 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import itertools
+import logging
 import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,14 +49,16 @@ from release.codecs import ENCODINGS, GZIP_MINIMUM_BYTES, ZSTD_FAST_LEVEL, GzipP
 from release.local_store import sql_string
 from release.manifest import PublishedRelease
 from release.snapshot import Snapshot, streamed_rows
-from warehouse.contract import PATCHED_BY, TABLE_ORDER
+from warehouse.contract import PATCHED_BY, listed_order
 
-# One product in this many ends a part: about 512 products a part. Each part's gzip starts with
+# One group (a product, a measurement) in this many ends a part: about 512 a part. Each part's gzip starts with
 # no history, so small parts compress worse: parts of 64 products made products.json.gz 26 %
 # larger than one gzip of the whole; parts of 512, 4 % (claims.jsonl: 7 % and 1 %). A sheet
 # re-encodes one part: 1 MB of products, 4 MB of claims.
 GROUPS_PER_PART = 512
 PARTS_DIR = "records/parts"
+
+log = logging.getLogger(__name__)
 
 
 def parts_index_path(path: str) -> str:
@@ -67,23 +75,27 @@ PART_DTYPE = np.dtype(
 
 @dataclass(frozen=True)
 class PartsToEncode:
-    """The parts of ``table`` a file needs encoded: their numbers in file order and each one's
-    row count. ``cursor`` holds the temporary table ``part_of`` (``table_parts``); DuckDB may
-    write into ``scratch``."""
+    """The parts of a file that need encoding: their numbers in file order and each one's row
+    count. ``cursor`` holds the temporary table ``part_of`` (``table_parts``); DuckDB may write
+    into ``scratch``."""
 
     snapshot: Snapshot
     cursor: duckdb.DuckDBPyConnection
-    table: str
+    layout: PartedLayout
     wanted: list[int]
     rows: list[int]
     scratch: Path
 
+    @property
+    def table(self) -> str:
+        return self.layout.table
+
     def query(self) -> str:
-        """Their rows, in file order (part, then ``TABLE_ORDER``)."""
-        order = ", ".join(f"row.{column.strip()}" for column in TABLE_ORDER[self.table].split(","))
+        """Their rows, in file order (part, then ``listed_order``)."""
+        order = ", ".join(f"row.{column.strip()}" for column in listed_order(self.table).split(","))
         return (
-            f'SELECT row.* FROM "{self.table}" AS row JOIN part_of '
-            f'ON part_of.group_key IS NOT DISTINCT FROM row."{PATCHED_BY[self.table]}" '
+            f'SELECT {self.layout.select("row.")} FROM "{self.table}" AS row JOIN part_of '
+            f'ON part_of.group_key IS NOT DISTINCT FROM row."{self.layout.grouped_by}" '
             f"WHERE part_of.part IN ({', '.join(map(str, self.wanted))}) ORDER BY part_of.part, {order}"
         )
 
@@ -104,8 +116,11 @@ class Part:
 @dataclass(frozen=True)
 class PartedLayout:
     """How a document is made of its parts: how they are encoded, the ``head`` before them (made
-    for each release), the ``separator`` between two, the ``tail``; and the level its zstd copy
-    is compressed at, whole, each time."""
+    for each release), the ``separator`` between two, the ``tail``; the level its zstd copy is
+    compressed at, whole, each time. It lists ``columns`` of ``table`` (None: every one), grouped
+    by ``group``: None for the column a patched table is grouped by (``PATCHED_BY``, whose groups
+    the snapshot records), or a column whose rows lie together in ``listed_order`` (their groups
+    summarised from the rows at each publish)."""
 
     table: str
     encode: PartEncoder
@@ -113,6 +128,25 @@ class PartedLayout:
     separator: bytes = b""
     tail: bytes = b""
     zstd_level: int = ZSTD_FAST_LEVEL
+    columns: tuple[str, ...] | None = None
+    group: str | None = None
+
+    @property
+    def grouped_by(self) -> str:
+        return self.group or PATCHED_BY[self.table]
+
+    def select(self, prefix: str = "") -> str:
+        """The select list of the columns it lists (their names kept), each after ``prefix``."""
+        return ", ".join(f'{prefix}"{column}"' for column in self.columns) if self.columns else f"{prefix}*"
+
+    def groups(self) -> str:
+        """Each group's key, row count and sum of row hashes (``group_key``, ``n``, ``h``)."""
+        if self.group is None:
+            return stored_groups(self.table)
+        return (
+            f'SELECT "{self.group}"::VARCHAR AS group_key, count(*) AS n, sum(hash(row)) AS h '
+            f'FROM (SELECT {self.select()} FROM "{self.table}") AS row GROUP BY ALL'
+        )
 
 
 def encoding_key(snapshot: Snapshot, table: str) -> str:
@@ -125,15 +159,15 @@ def encoding_key(snapshot: Snapshot, table: str) -> str:
     return value_key([producer_digest(), [list(column[:2]) for column in columns], described])
 
 
-def table_parts(cursor: duckdb.DuckDBPyConnection, table: str, encoding: str) -> list[Part]:
-    """The parts of ``table`` in file order, their sources keyed by ``encoding``; each group's
-    part in ``cursor``'s temporary table ``part_of``."""
-    group, order = f'"{PATCHED_BY[table]}"', TABLE_ORDER[table]
+def table_parts(cursor: duckdb.DuckDBPyConnection, layout: PartedLayout, encoding: str) -> list[Part]:
+    """The parts of the rows ``layout`` lists in file order, their sources keyed by ``encoding``;
+    each group's part in ``cursor``'s temporary table ``part_of``."""
+    group, table = f'"{layout.grouped_by}"', layout.table
     rows = cursor.execute(
         f"SELECT recorded.group_key, recorded.n, recorded.h, hash(recorded.group_key) % {GROUPS_PER_PART} = 0 "
-        f"FROM ({stored_groups(table)}) AS recorded JOIN "
-        f'(SELECT {group}::VARCHAR AS group_key, min(({order})) AS first FROM "{table}" GROUP BY ALL) AS listed '
-        "ON recorded.group_key IS NOT DISTINCT FROM listed.group_key ORDER BY listed.first"
+        f"FROM ({layout.groups()}) AS recorded JOIN "
+        f'(SELECT {group}::VARCHAR AS group_key, min(({listed_order(table)})) AS first FROM "{table}" GROUP BY ALL) '
+        "AS listed ON recorded.group_key IS NOT DISTINCT FROM listed.group_key ORDER BY listed.first"
     ).fetchall()
     code = encoding.encode()
     parts: list[Part] = []
@@ -183,11 +217,12 @@ def write_parted(maker: FileMaker, snapshot: Snapshot, path: str, layout: Parted
     with contextlib.ExitStack() as stack:
         cursor = snapshot.cursor()
         stack.callback(cursor.close)
-        parts = table_parts(cursor, layout.table, encoding_key(snapshot, layout.table))
+        parts = table_parts(cursor, layout, encoding_key(snapshot, layout.table))
         index = np.zeros(len(parts), dtype=PART_DTYPE)
         wanted = [part.number for part in parts if part.source not in before]
+        log.info("%s: %d of %d parts encoded, the others taken from the release before", path, len(wanted), len(parts))
         scratch = Path(stack.enter_context(tempfile.TemporaryDirectory(dir=folder, prefix=".parts-")))
-        to_encode = PartsToEncode(snapshot, cursor, layout.table, wanted, [parts[n].rows for n in wanted], scratch)
+        to_encode = PartsToEncode(snapshot, cursor, layout, wanted, [parts[n].rows for n in wanted], scratch)
         fresh = layout.encode(to_encode)
         plain = stack.enter_context(target.open("wb"))
         gzipped = GzipParts(stack.enter_context((folder / (path + ENCODINGS["gzip"])).open("wb")))
@@ -242,16 +277,61 @@ def zstd_body(previous: PublishedRelease | None, path: str) -> tuple[Path, int] 
     return previous.path_of(file), int(file.made_from["body_at"])
 
 
-def json_lines_parts(parts: PartsToEncode) -> Iterator[bytes]:
-    """The parts as JSON lines, written by DuckDB (a line per row: DuckDB escapes the line breaks
-    within a value)."""
-    if not parts.wanted:
-        return
-    lines = parts.scratch / "parts.jsonl"
-    parts.cursor.execute(f"COPY ({parts.query()}) TO {sql_string(str(lines))} (FORMAT json)")
-    with lines.open("rb") as written:
-        for count in parts.rows:
-            yield b"".join(itertools.islice(written, count))
+def copied_parts(options: str, records: Callable[[Iterable[bytes]], Iterator[bytes]] = iter) -> PartEncoder:
+    """The parts as DuckDB's ``COPY`` writes their rows with ``options`` (once for every part
+    wanted, in file order), cut apart by ``records``, which finds the rows in the lines written
+    (by default a row a line)."""
+
+    def encode(parts: PartsToEncode) -> Iterator[bytes]:
+        if not parts.wanted:
+            return
+        written = parts.scratch / "parts"
+        parts.cursor.execute(f"COPY ({parts.query()}) TO {sql_string(str(written))} ({options})")
+        with written.open("rb") as lines:
+            rows = records(lines)
+            for count in parts.rows:
+                yield b"".join(itertools.islice(rows, count))
+
+    return encode
+
+
+# JSON lines: a line per row (DuckDB escapes the line breaks within a value).
+json_lines_parts = copied_parts("FORMAT json")
+
+
+def csv_records(lines: Iterable[bytes]) -> Iterator[bytes]:
+    """The records of a CSV file as DuckDB writes it: a record ends at a line break outside quotes
+    (a quoted value may hold line breaks, and doubles the quotes within it)."""
+    record: list[bytes] = []
+    quoted = False
+    for line in lines:
+        record.append(line)
+        quoted ^= line.count(b'"') % 2 == 1
+        if not quoted:
+            yield b"".join(record)
+            record = []
+
+
+def csv_parts(options: str) -> PartEncoder:
+    """The parts of a CSV file that DuckDB's ``COPY`` writes with ``options``, its header left
+    out: the header is the file's head (``csv_header``)."""
+    return copied_parts(options, lambda lines: itertools.islice(csv_records(lines), 1, None))
+
+
+def csv_header(table: str, columns: tuple[str, ...], options: str) -> Callable[[Snapshot], bytes]:
+    """The head of a CSV file of ``table``'s ``columns``: what DuckDB's ``COPY`` writes with
+    ``options`` for no rows (the header line)."""
+
+    def head(snapshot: Snapshot) -> bytes:
+        listed = ", ".join(f'"{column}"' for column in columns)
+        with tempfile.TemporaryDirectory(prefix="reuse-data-header-") as scratch:
+            written = Path(scratch) / "header.csv"
+            snapshot.connection.execute(
+                f'COPY (SELECT {listed} FROM "{table}" LIMIT 0) TO {sql_string(str(written))} ({options})'
+            )
+            return written.read_bytes()
+
+    return head
 
 
 def collection_parts(collection: documents.Collection) -> PartEncoder:

@@ -137,6 +137,12 @@ TABLE_ORDER: dict[str, str | None] = {
 }
 
 
+def listed_order(table: str) -> str | None:
+    """The order a file of the release lists ``table``'s rows in: the stored one where the table
+    has one (the same rows however they lie), else ``TABLE_ORDER`` (None: as stored)."""
+    return STORED_ORDER.get(table) or TABLE_ORDER.get(table)
+
+
 def table_query(table: str, schema: str = SNAPSHOT_SCHEMA) -> str:
     """The rows of ``table`` in ``schema`` (a snapshot's, or the build warehouse's marts), in ``TABLE_ORDER``."""
     order = TABLE_ORDER[table]

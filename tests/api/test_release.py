@@ -4,10 +4,11 @@ immutable versioned addresses, and one base URL per release."""
 
 from __future__ import annotations
 
-import dataclasses
+import csv
 import datetime as dt
 import gzip
 import hashlib
+import io
 import json
 import logging
 import shutil
@@ -25,9 +26,11 @@ import pytest
 import zstandard
 
 from foundations.media_types import media_type_of
+from public.openapi import BENCH_COLUMNS
 from public.table_descriptions import croissant_format
 from publish import parquet_parts, parted_files
 from publish.catalogue import DOCUMENTS
+from publish.distributions import COPY_OPTIONS
 from publish.new_release import publish_release
 from publish.parted_files import PARTS_DIR, parts_index_path
 from release.folder import DATA_PACKAGE, DATASET, PAGE_ENVELOPE, PAGE_PATHS, Release
@@ -318,38 +321,46 @@ def test_documents_said_not_to_name_their_release_are_the_same_in_any_release(de
     assert differing <= release_naming_files(manifest)
 
 
+def parts_encoded(caplog: pytest.LogCaptureFixture) -> dict[str, tuple[int, int]]:
+    """How many parts each parted file encoded, of how many, as ``publish.parted_files`` logs it."""
+    return {record.args[0]: record.args[1:] for record in caplog.records if record.name == parted_files.__name__}
+
+
+def part_rows(release: Path, path: str) -> list[list[str]]:
+    """The measurement ids of each part of a bench download (CSV or JSON lines), in file order."""
+    data, index = (release / path).read_bytes(), np.load(release / parts_index_path(path))
+    pieces = [data[int(at) : int(at) + int(length)].decode() for at, length in index[["plain_at", "plain_length"]]]
+    if path.endswith(".csv"):
+        return [[row[0] for row in csv.reader(io.StringIO(piece))] for piece in pieces]
+    return [[json.loads(line)["measurement_id"] for line in piece.splitlines()] for piece in pieces]
+
+
 def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file(
     demo_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ):
-    """The claims and the products, cut into parts of about two products (the demo's catalogue in
-    many parts): a publish after one product changed encodes that product's part alone, copies
-    the others, plain and deflated, and its files are those of a whole rewrite; curl, pandas,
-    polars and DuckDB read them, and their gzip copies, as one file. The readings' Parquet keeps
-    the row group a change to the last product did not reach, and holds a whole rewrite's rows."""
+    """The claims, the products and the bench measurements' CSV and JSON lines, cut into parts of
+    about two products or measurements (the demo's catalogue in many parts): a publish after one
+    product changed encodes that product's parts alone, copies the others, plain and deflated,
+    and its files are those of a whole rewrite (the bench files those of DuckDB's ``COPY`` of the
+    whole, byte for byte); curl, pandas, polars and DuckDB read them, and their gzip copies, as one
+    file. The readings' Parquet keeps the row group a change to the last product did not reach,
+    and holds a whole rewrite's rows."""
     monkeypatch.setattr(parted_files, "GROUPS_PER_PART", 2)
     # The readings' Parquet in row groups of 2,048 rows (DuckDB cuts them no smaller): two.
     monkeypatch.setattr(parquet_parts, "PARQUET_ROW_GROUP_ROWS", 2048)
     caplog.set_level(logging.INFO, logger=parquet_parts.__name__)
-    encoded: dict[str, list[int]] = {}  # path -> how many parts each publish encoded
-    for path, document in list(DOCUMENTS.items()):
-        if document.parted is not None:
-
-            def counted(parts: parted_files.PartsToEncode, path: str = path, encode=document.parted.encode):
-                encoded.setdefault(path, []).append(len(parts.wanted))
-                return encode(parts)
-
-            layout = dataclasses.replace(document.parted, encode=counted)
-            monkeypatch.setitem(DOCUMENTS, path, dataclasses.replace(document, parted=layout))
-    parted = sorted(encoded.keys() | {path for path, document in DOCUMENTS.items() if document.parted})
-    assert parted == ["api/public/claims.jsonl", "api/public/products.json"]
+    caplog.set_level(logging.INFO, logger=parted_files.__name__)
+    bench = [f"{DOWNLOADS}/bench_measurements.{extension}".lstrip("/") for extension in ("csv", "jsonl")]
 
     home = copy_home(demo_home, tmp_path / "home")
     store, warehouse = home_layout(home).snapshots_dir, home_layout(home).warehouse_path
     shutil.rmtree(store)  # a store of releases cut this way
     first = publish_release(store, warehouse)
+    parted = sorted(parts_encoded(caplog))
+    assert parted == sorted(["api/public/claims.jsonl", "api/public/products.json", *bench])
     parts = {path: len(np.load(first.path / parts_index_path(path))) for path in parted}
     assert all(count >= 10 for count in parts.values()), parts
-    assert {path: counts[-1] for path, counts in encoded.items()} == parts  # no release before: every part
+    assert parts_encoded(caplog) == {path: (count, count) for path, count in parts.items()}  # nothing before: all
 
     with duckdb.connect(str(warehouse)) as connection:
         [(product,)] = connection.execute("SELECT min(product_slug) FROM marts.claims").fetchall()
@@ -371,16 +382,29 @@ def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file
         )
         connection.execute("DROP VIEW marts.bench_readings")
         connection.execute("ALTER TABLE marts.revised_readings RENAME TO bench_readings")
+        # Its measurements too, the tester's name now quoted over two lines in the CSV.
+        remeasured = connection.execute(
+            "UPDATE marts.bench_measurements SET value = value + 1, tester = tester || E' (again,\\n\"twice\")' "
+            "WHERE product_slug = $1 AND status = 'measured' RETURNING measurement_id",
+            [last],
+        ).fetchall()
+    assert len(remeasured) >= 2  # one under each of its protocols
     caplog.clear()
     second = publish_release(store, warehouse)
-    print("LOG", [(r.getMessage()) for r in caplog.records])
-    kept = {record.args[0]: record.args[1] for record in caplog.records if record.args}
+    kept = {record.args[0]: record.args[1] for record in caplog.records if record.name == parquet_parts.__name__}
     readings = second.path / DOWNLOADS.lstrip("/") / "bench_readings.parquet"
     assert kept == {"bench_readings.parquet": 1} and pq.read_metadata(readings).num_row_groups == 2
-    assert {path: counts[-1] for path, counts in encoded.items()} == dict.fromkeys(parted, 1)
+    encoded = parts_encoded(caplog)
+    changed: dict[str, set[int]] = {}  # path -> the numbers of the parts whose source is new
     for path in parted:
         old, new = np.load(first.path / parts_index_path(path)), np.load(second.path / parts_index_path(path))
-        assert len(set(old["source"]) - set(new["source"])) == 1, path  # one part changed, the rest copied
+        changed[path] = {number for number, source in enumerate(new["source"]) if source not in set(old["source"])}
+        assert encoded[path] == (len(changed[path]), len(new)), path  # the changed parts encoded, the rest copied
+    assert all(len(changed[path]) == 1 for path in parted if path not in bench)  # one product, one part
+    ids = {measurement for (measurement,) in remeasured}
+    for path in bench:  # the same measurements in the same parts; those holding the product's changed
+        assert part_rows(first.path, path) == (rows := part_rows(second.path, path)), path
+        assert changed[path] == {number for number, part in enumerate(rows) if ids & set(part)}, path
 
     whole = publish_release(tmp_path / "whole", warehouse, now=second.published_at)
     ours, rewritten = read_manifest(second.path).files, read_manifest(whole.path).files
@@ -401,6 +425,34 @@ def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file
             == len(pandas.read_parquet(ours_file))
             == pq.read_metadata(ours_file).num_rows
         )
+    columns = ", ".join(f'"{column}"' for column in BENCH_COLUMNS)
+    with open_snapshot(second.path / SNAPSHOT_FILE) as connection:  # what DuckDB's COPY of the whole writes
+        [(measurements,)] = connection.execute("SELECT count(*) FROM bench_measurements").fetchall()
+        for path, options in zip(bench, (COPY_OPTIONS["csv"], COPY_OPTIONS["jsonl"]), strict=True):
+            copied = tmp_path / Path(path).name
+            connection.execute(
+                f"COPY (SELECT {columns} FROM bench_measurements ORDER BY stream_position) TO '{copied}' ({options})"
+            )
+            assert (second.path / path).read_bytes() == copied.read_bytes(), path
+    assert b'(again,\n""twice"")' in (second.path / bench[0]).read_bytes()
+    parquet = str(second.path / DOWNLOADS.lstrip("/") / "bench_measurements.parquet")
+    in_order = [
+        row[0] for row in duckdb.execute("SELECT measurement_id FROM read_parquet($file)", {"file": parquet}).fetchall()
+    ]
+    assert len(in_order) == measurements
+    for path in bench:
+        for file in (str(second.path / path), f"{second.path / path}.gz"):
+            csv_file = path.endswith(".csv")
+            read = "read_csv" if csv_file else "read_json"
+            listed = duckdb.execute(f"SELECT measurement_id FROM {read}($file)", {"file": file}).fetchall()
+            assert [row[0] for row in listed] == in_order, file
+            frames = (
+                (polars.read_csv(file), pandas.read_csv(file))
+                if csv_file
+                else (polars.read_ndjson(file), pandas.read_json(file, lines=True))
+            )
+            for frame in frames:
+                assert list(frame["measurement_id"]) == in_order, file
     claims_file, products_file = second.path / "api/public/claims.jsonl", second.path / "api/public/products.json"
     claims = [json.loads(line) for line in claims_file.read_text().splitlines()]
     revised = [claim for claim in claims if claim["claim"].endswith(" (revised)")]
@@ -411,7 +463,8 @@ def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file
     assert duckdb.sql(f"SELECT count(*) FROM read_json('{gzipped}')").fetchall() == [(len(claims),)]
     assert len(pandas.read_json(gzipped, lines=True)) == polars.read_ndjson(gzipped).height == len(claims)
     with serving(home) as server:
-        for path, body in (("/api/public/claims.jsonl", claims_file), ("/api/public/products.json", products_file)):
+        served = [("/api/public/claims.jsonl", claims_file), ("/api/public/products.json", products_file)]
+        for path, body in [*served, *((f"/{path}", second.path / path) for path in bench)]:
             for coding in ("gzip", "zstd"):
                 done = subprocess.run(
                     ["curl", "-sS", "--compressed", "-H", f"Accept-Encoding: {coding}", "-D", "-", url(server, path)],
