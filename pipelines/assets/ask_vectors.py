@@ -45,7 +45,7 @@ def embed_into(
         key = value_key({"model": model_id, "texts": contents.key(*source.path), "table": table_sql})
         if held_key(connection, MARTS_SCHEMA, table) == key:
             [(rows,)] = connection.execute(f"SELECT count(*) FROM ({texts_sql})").fetchall()  # distinct texts
-            metadata = {"dagster/row_count": rows, "model": model_id, "embedded": 0, "cached": 0}
+            metadata = {"dagster/row_count": rows, "model": model_id, "embedded": 0, "cached": rows}  # as before
             return kept(log, f"{MARTS_SCHEMA}.{table}", key, metadata)[0]
         texts = dict(connection.execute(texts_sql).fetchall())
         encoder = encoder_of(connection, ModelStore(settings.settings.ask_models), MARTS_SCHEMA)
