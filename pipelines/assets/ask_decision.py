@@ -7,7 +7,7 @@ ask engine answers questions nothing was fitted to.
 
 Fitting embeds every labelled question (about a minute on two busy cores), so the decision is
 kept while nothing it depends on changed (``decision_inputs``): the encoder, the lexical index,
-the vectors' texts, which entries are bench-backed, and both splits.
+the vectors, the entries' tables and both splits; a kept decision loads no engine.
 """
 
 import json
@@ -34,6 +34,7 @@ from pipelines.resources import SettingsResource, WarehouseResource
 from release.local_store import rows_of
 from warehouse.contract import (
     ASK_DECISION_TABLE,
+    ASK_ENCODER_TABLE,
     ASK_LEXICON_TABLE,
     ASK_TABLES,
     ASK_UNCOVERED_VECTORS_TABLE,
@@ -49,17 +50,21 @@ class NoDevQuestions(RuntimeError):
     """A library without labelled questions to fit the decision on."""
 
 
-def decision_inputs(connection: duckdb.DuckDBPyConnection, engine: AskEngine, splits: list[str]) -> str:
+# What the engine the decision is fitted for is made of: the lexical index, the vectors of the
+# entries' texts and of the uncovered topics, and the entries themselves (which are bench-backed).
+DECISION_TABLES = (ASK_LEXICON_TABLE, ASK_VECTORS_TABLE, ASK_UNCOVERED_VECTORS_TABLE, "recommendations", "answers")
+
+
+def decision_inputs(connection: duckdb.DuckDBPyConnection, splits: list[str]) -> str:
     """The key of everything the fitted decision and its figures depend on (``splits``: each split's
-    digest): the encoder, the lexical index, the texts and vectors of the entries and of the uncovered
-    topics (``RelationContents``), and which entries are bench-backed."""
+    digest): the encoder and what ``DECISION_TABLES`` hold (``RelationContents``). Worked out from
+    the tables alone, so that a build that keeps the decision never loads the engine."""
     contents = RelationContents(connection, connection.execute("SELECT current_database()").fetchall()[0][0])
-    tables = (ASK_LEXICON_TABLE, ASK_VECTORS_TABLE, ASK_UNCOVERED_VECTORS_TABLE)
+    [(model_id,)] = connection.execute(f"SELECT model_id FROM {MARTS_SCHEMA}.{ASK_ENCODER_TABLE}").fetchall()
     return value_key(
         {
-            "encoder": engine.encoder.model_id,
-            "tables": {table: contents.key(MARTS_SCHEMA, table) for table in tables},
-            "entries": [(entry.id, entry.bench_evidence) for entry in engine.entries],
+            "encoder": model_id,
+            "tables": {table: contents.key(MARTS_SCHEMA, table) for table in DECISION_TABLES},
             "splits": splits,
         }
     )
@@ -111,14 +116,14 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
         )
     splits = [digest_of(config.inputs, split, LANGUAGES) for split in (FITTED_SPLIT, HELD_OUT_SPLIT)]
     with warehouse.connect() as connection:
+        inputs_sha256 = decision_inputs(connection, splits)
+        if kept_decision_inputs(connection) == inputs_sha256:
+            [(model_id,)] = connection.execute(f"SELECT model_id FROM {MARTS_SCHEMA}.{ASK_DECISION_TABLE}").fetchall()
+            return kept(context.log.info, "the decision", inputs_sha256, {"model": model_id})[0]
         tables = {name: rows_of(connection, table_query(name, MARTS_SCHEMA)) for name in ("recommendations", "answers")}
         engine = AskEngine.from_snapshot(
             tables, connection, ModelStore(config.ask_models), Fusion.unfitted(), schema=MARTS_SCHEMA
         )
-        inputs_sha256 = decision_inputs(connection, engine, splits)
-        unchanged = kept_decision_inputs(connection) == inputs_sha256
-    if unchanged:
-        return kept(context.log.info, "the decision", inputs_sha256, {"model": engine.encoder.model_id})[0]
     known = {entry.id for entry in engine.entries}
     dev = [q for q in dev if not q.expected or set(q.expected) & known]
     test = [
