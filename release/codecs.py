@@ -45,7 +45,11 @@ ZSTD_LEVEL = 9
 # whole each time: on the 70 MB of claims at 1M readings, level 3 took 0.12 s to level 9's 0.75 s
 # (and gzip's 0.92 s), for a copy 15 % larger. (On products.json it saves nothing over gzip.)
 ZSTD_FAST_LEVEL = 3
-ZSTD_MUST_SAVE = 0.05  # of the gzip copy's size, or no zstd copy is kept
+# Of the gzip copy's size, or no zstd copy is kept. A document that names its release, within a few
+# bytes of the bar, may gain or lose its zstd copy from one release to the next as the version's
+# digits compress; 5.5 % keeps the demo's documents clear of that (dataset.json saves 5.0 %,
+# sitemaps/reviews.xml 5.8 %).
+ZSTD_MUST_SAVE = 0.055
 COPY_BYTES = 1024 * 1024
 
 

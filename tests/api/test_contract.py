@@ -25,10 +25,12 @@ import jsonschema
 import pytest
 from starlette.routing import Route
 
-from public.openapi import OPERATIONS, Operation
+from public.openapi import EXPLORE_PATH, OPERATIONS, Operation
 from release.folder import RELEASES_PREFIX
 from serve.api import routes_catalogue
 from serve.app import create_app
+from serve.explore.assets import assets_route
+from serve.explore.page import explorer_route
 from serve.html import site
 from serve.mcp_server import MCP_PATH
 from serve.operations import routes_health
@@ -114,7 +116,9 @@ def test_every_route_is_documented_and_every_documented_path_is_a_route(document
     # The operator's addresses (liveness, readiness, metrics): kept off the public address.
     operator = {route.path for route in routes_health.routes}
     assistants = {MCP_PATH}  # the MCP server's endpoint: its own protocol, outside the GET-only contract
-    assert served - pages - files - crawlers - operator - assistants == set(document["paths"])
+    # The browser's SQL page and its static files: a page for people, like the site's.
+    explorer = {explorer_route(BASE_URL, None).path, assets_route(None).path}
+    assert served - pages - files - crawlers - operator - assistants - explorer == set(document["paths"])
     assert document["openapi"] == "3.1.0" and document["info"]["version"] == "1.0.0"
     assert document["servers"] == [{"url": BASE_URL}]
     assert all(list(item) == ["get"] for item in document["paths"].values()), "every operation is a GET"
@@ -218,7 +222,7 @@ def test_every_url_the_api_emits_resolves(server: Server):
     bodies.append(server.get("/api/public/bench.jsonl?limit=20000").body.decode())
     text = "\n".join(bodies)
     urls = emitted_urls(text)
-    served = ("/api/", "/llms", RELEASES_PREFIX)  # operations, and the release's files
+    served = ("/api/", "/llms", RELEASES_PREFIX, EXPLORE_PATH)  # operations, the release's files, /explore
     page_paths = {urlsplit(u).path for u in urls if not urlsplit(u).path.startswith(served)}
     page_paths |= set(_MARKDOWN_LINK.findall(text))  # links inside Markdown bodies
     api_urls = {u for u in urls if urlsplit(u).path.startswith(served)}
