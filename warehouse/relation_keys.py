@@ -66,6 +66,12 @@ class RelationContents:
             ).fetchall()
         }
 
+    @classmethod
+    def of_default(cls, connection: duckdb.DuckDBPyConnection) -> RelationContents:
+        """What the relations of ``connection``'s default catalog (the warehouse it opened) hold."""
+        [(catalog,)] = connection.execute("SELECT current_database()").fetchall()
+        return cls(connection, catalog)
+
     def relation(self, schema: str, name: str) -> str:
         quoted = (self.catalog, schema, name)
         return ".".join('"' + part.replace('"', '""') + '"' for part in quoted)

@@ -59,7 +59,7 @@ def decision_inputs(connection: duckdb.DuckDBPyConnection, splits: list[str]) ->
     """The key of everything the fitted decision and its figures depend on (``splits``: each split's
     digest): the encoder and what ``DECISION_TABLES`` hold (``RelationContents``). Worked out from
     the tables alone, so that a build that keeps the decision never loads the engine."""
-    contents = RelationContents(connection, connection.execute("SELECT current_database()").fetchall()[0][0])
+    contents = RelationContents.of_default(connection)
     [(model_id,)] = connection.execute(f"SELECT model_id FROM {MARTS_SCHEMA}.{ASK_ENCODER_TABLE}").fetchall()
     return value_key(
         {
@@ -168,7 +168,6 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
         inputs_sha256,
         False,
         {
-            "unchanged": False,
             "model": engine.encoder.model_id,
             "threshold": decision.threshold,
             "dev_questions": len(dev),

@@ -50,7 +50,7 @@ DESCRIPTIONS = {
 def ask_lexical_index(context: AssetExecutionContext, warehouse: WarehouseResource):
     started = time.perf_counter()
     with warehouse.connect() as connection:
-        contents = RelationContents(connection, connection.execute("SELECT current_database()").fetchall()[0][0])
+        contents = RelationContents.of_default(connection)
         key = value_key(
             {
                 "code": source_key(PROJECT_ROOT, LEXICAL_CODE),

@@ -41,7 +41,7 @@ def embed_into(
     started = time.perf_counter()
     with warehouse.connect() as connection:
         [(model_id,)] = connection.execute(f"SELECT model_id FROM {MARTS_SCHEMA}.{ASK_ENCODER_TABLE}").fetchall()
-        contents = RelationContents(connection, connection.execute("SELECT current_database()").fetchall()[0][0])
+        contents = RelationContents.of_default(connection)
         key = value_key({"model": model_id, "texts": contents.key(*source.path), "table": table_sql})
         if held_key(connection, MARTS_SCHEMA, table) == key:
             [(rows,)] = connection.execute(f"SELECT count(*) FROM ({texts_sql})").fetchall()  # distinct texts

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import posixpath
 from typing import Any
-from urllib.parse import urlsplit
 
 import orjson
 from starlette.requests import Request
@@ -21,7 +20,7 @@ from release.folder import DATA_PACKAGE, RELEASES_PREFIX
 from release.snapshot import Snapshot
 from serve.explore.assets import INSTALL_HINT, ExplorerAssets
 from serve.explore.examples import EXAMPLES
-from serve.html.site import TEMPLATES, language_row, rendered_pages, script_json
+from serve.html.site import TEMPLATES, language_row, path_prefix, rendered_pages, script_json
 from serve.http.responses import answer_with_validators
 from warehouse.reference_data import DEFAULT_LANGUAGE
 
@@ -77,7 +76,7 @@ def parquet_tables(snapshot: Snapshot) -> list[dict[str, Any]]:
 
 
 def render_explorer(snapshot: Snapshot, assets: ExplorerAssets | None) -> bytes:
-    prefix = urlsplit(snapshot.base_url).path.rstrip("/")
+    prefix = path_prefix(snapshot.base_url)
     tables = parquet_tables(snapshot)
     config = {
         "version": snapshot.version,
@@ -131,4 +130,4 @@ def explorer_route(base_url: str, assets: ExplorerAssets | None) -> Route:
             validator=key[1],
         )
 
-    return Route(urlsplit(base_url).path.rstrip("/") + EXPLORE_PATH, explore, methods=["GET", "HEAD"])
+    return Route(path_prefix(base_url) + EXPLORE_PATH, explore, methods=["GET", "HEAD"])

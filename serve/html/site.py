@@ -443,9 +443,14 @@ async def site_page(request: Request, section: str) -> Response:
     return answer_with_validators(request, snapshot, body, media_type=with_charset(HTML), key=f"html:{lang}:{path}")
 
 
+def path_prefix(base_url: str) -> str:
+    """The path the site's pages lie under: ``base_url``'s, without its last slash ("" at a root)."""
+    return urlsplit(base_url).path.rstrip("/")
+
+
 def routes(base_url: str) -> list[Route]:
     """The page routes, under the path of ``base_url`` (cited URLs are ``{base_url}/<section>/<slug>``)."""
-    prefix = urlsplit(base_url).path.rstrip("/")
+    prefix = path_prefix(base_url)
     pages = [
         Route(f"{prefix}/{section}/{tail}", partial(site_page, section=section))
         for section in SECTIONS
