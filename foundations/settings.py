@@ -21,6 +21,7 @@ from urllib.parse import urlsplit
 
 PROJECT_ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BASE_URL = "http://127.0.0.1:8000"
+DEFAULT_DAGSTER_URL = "http://127.0.0.1:3000"  # where `dagster dev` (make dev) serves its webserver
 # How a build trains the ask encoder when no model was trained on its library yet: ``full``, the
 # recipe a real library needs (minutes); ``long``, twelve times its pairs; ``short``, a few small
 # steps (the machinery, for CI); each with ``-6``, distilled into six layers; ``off``, never (the
@@ -135,6 +136,11 @@ def _base_url(name: str, text: str) -> str:
     return text.rstrip("/")
 
 
+def _url_or_off(name: str, text: str) -> str | None:
+    """An http(s) address, or ``off`` for none."""
+    return None if text.lower() == "off" else _base_url(name, text)
+
+
 def _host_names(name: str, text: str) -> tuple[str, ...]:
     names = tuple(dict.fromkeys(part.lower().rstrip(".") for part in re.split(r"[\s,]+", text) if part))
     for host in names:
@@ -217,6 +223,13 @@ class Settings:
     )
     intake_max_bytes: int = _setting(
         "REUSE_DATA_INTAKE_MAX_BYTES", 10 * 1024 * 1024, "The largest bench sheet the intake accepts, in bytes.", _count
+    )
+    dagster_url: str | None = _setting(
+        "REUSE_DATA_DAGSTER_URL",
+        DEFAULT_DAGSTER_URL,
+        "The Dagster webserver the intake asks for a build the moment it accepts or withdraws a sheet "
+        "(`make dev` serves one there); `off`: none, the pipeline's sensor starts the build at its next tick.",
+        _url_or_off,
     )
     stale_build_seconds: int = _setting(
         "REUSE_DATA_STALE_BUILD_SECONDS",

@@ -10,8 +10,9 @@
 A sheet is checked row by row against the published snapshot's reference data
 (``intake.sheet_validation``). Any bad row rejects it whole (422, every problem with
 its row and column); nothing of it is kept. An accepted sheet is archived as received,
-gets a receipt (201), and waits for the pipeline's sensor to ingest and publish it (each
-receipt says when that is expected, ``intake.going_live``). The
+gets a receipt (201), and its build is asked of Dagster at once (``intake.build_request``; the
+pipeline's sensor starts it otherwise). Each receipt names that build's run, says when it
+started, and when the sheet is expected live (``intake.going_live``). The
 same bytes again get the same receipt (200) and are not ingested twice; from another tester
 they get 409, since a receipt is read only by the tester it names. A data directory that is
 full (507) or cannot be written (503) fails the upload before any receipt exists.
@@ -51,6 +52,7 @@ from foundations.problem_details import (
 from foundations.settings import Settings, load_settings
 from foundations.trusted_hosts import TrustedHosts
 from inputs.bench_sheets import SHEET_COLUMN_MEANINGS, SHEET_COLUMNS, SheetError
+from intake.build_request import request_build
 from intake.going_live import going_live
 from intake.product_guide import product_guide
 from intake.sheet_template import TEMPLATE_STEM, NoExample, template_csv, template_xlsx
@@ -208,7 +210,15 @@ async def upload_bench_sheet(request: Request) -> Response:
             [{"row": p.row, "column": p.column, "value": p.value, "message": p.message} for p in error.problems],
             slug="invalid-sheet",
         ) from error
-    return json_response(receipt_json(receipt), 201) if created else _uploaded_before(receipt, tester)
+    if not created:
+        return _uploaded_before(receipt, tester)
+    # The receipt is durable before Dagster is asked: a launch that fails leaves the sheet to the sensor.
+    build = await asyncio.to_thread(request_build, store, request.app.state.settings.dagster_url)
+    if build.run_id:
+        logger.info("intake: %s accepted; build %s launched", receipt.id, build.run_id)
+    else:
+        logger.warning("intake: %s accepted; no build launched: %s", receipt.id, build.said)
+    return json_response(receipt_json(store.receipt(receipt.id) or receipt), 201)
 
 
 def _own(request: Request, receipt: Receipt | None) -> Receipt:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from foundations.settings import load_settings
+from intake.build_request import request_build
 from intake.store import IntakeError, IntakeStore
 
 DEFAULT_INTAKE_URL = "http://127.0.0.1:8001"
@@ -114,8 +115,10 @@ def command_testers_revoke(args: argparse.Namespace) -> int:
 
 
 def command_withdraw(args: argparse.Namespace) -> int:
+    settings = load_settings()
+    store = IntakeStore(settings.home)
     try:
-        receipt = IntakeStore(load_settings().home).withdraw(args.receipt, args.reason)
+        receipt = store.withdraw(args.receipt, args.reason)
     except IntakeError as error:
         _print(f"error: {error}")
         return 2
@@ -123,6 +126,8 @@ def command_withdraw(args: argparse.Namespace) -> int:
         f"withdrew {receipt.id} ({receipt.file_name}, {receipt.rows_accepted} rows): its {len(receipt.slots)} slot(s) "
         "become retest at the next build; the sheet stays in the archive"
     )
+    build = request_build(store, settings.dagster_url)
+    _print(f"build: run {build.run_id} launched" if build.run_id else f"build: not launched now ({build.said})")
     return 0
 
 
@@ -176,6 +181,7 @@ def verdict_lines(status: int, body: dict[str, Any]) -> list[str]:
             f"  tester    {body['tester']}",
             f"  received  {body['received_at']}",
             f"  sha256    {body['sha256']}",
+            f"  build     {build_line(body.get('build'))}",
             f"  live      {body.get('going_live', {}).get('message', 'with the next published snapshot')}",
         ]
     lines = [f"rejected ({status}): {body.get('detail', 'no detail')}"]
@@ -186,6 +192,14 @@ def verdict_lines(status: int, body: dict[str, Any]) -> list[str]:
             value = str(error.get("value", ""))[:20]
             lines.append(f"  {error.get('row', ''):>5}  {error.get('column', ''):<10}{value:<22}{error.get('message')}")
     return lines
+
+
+def build_line(build: dict[str, Any] | None) -> str:
+    """The receipt's build as one line: its run, and when it was asked for and started."""
+    if not build:
+        return "not launched yet: the pipeline's sensor starts it within seconds"
+    started = f"started {build['started_at']}" if build.get("started_at") else "waiting on Dagster's queue"
+    return f"run {build['run_id']}, requested {build['requested_at']}, {started}"
 
 
 def command_upload(args: argparse.Namespace) -> int:

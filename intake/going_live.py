@@ -1,8 +1,10 @@
 """When a receipt's readings are expected to be live, told on every receipt the intake shows.
 
-No build runs on a timer for the intake: the pipeline's sensor ``intake_inbox`` (under the
-Dagster daemon) sees an accepted or withdrawn sheet within seconds and starts a build of the
-bench readings and what depends on them, which publishes it. So a sheet is expected live one
+No build runs on a timer for the intake: the intake asks Dagster for a build of the bench
+readings and what depends on them the moment it accepts or withdraws a sheet
+(``intake.build_request``), and otherwise the pipeline's sensor (under the Dagster daemon) starts
+one within seconds; that build publishes it. Once its run has started, the receipt counts from
+the run's start. So a sheet is expected live one
 such build after it was accepted (or withdrawn). A build already running is finished first, and
 without a daemon nothing builds by itself until someone runs ``reuse-data build``: past the
 expected time, a receipt says it is late and what may hold it, rather than promise again.
@@ -28,8 +30,21 @@ def changed_at(receipt: Receipt) -> dt.datetime:
 
 
 def expected_live(receipt: Receipt) -> dt.datetime:
-    """When the next build after the receipt's last change is expected to have published it."""
+    """When the build of the receipt's last change is expected to have published it: a build
+    after its start; otherwise one sensor tick and a build after the change."""
+    if receipt.build and receipt.build.started_at:
+        return dt.datetime.fromisoformat(receipt.build.started_at) + BENCH_BUILD
     return changed_at(receipt) + SENSOR_TICK + BENCH_BUILD
+
+
+def build_said(receipt: Receipt) -> str:
+    """Where its build stands, in a sentence: started, launched and queued, or not yet asked for."""
+    build = receipt.build
+    if build is None:
+        return f"the pipeline starts a build within {SENSOR_TICK.seconds} s of a change at the intake"
+    if build.started_at:
+        return f"its build (Dagster run {build.run_id}) started at {_when(dt.datetime.fromisoformat(build.started_at))}"
+    return f"its build (Dagster run {build.run_id}) is launched and starts once any build before it has finished"
 
 
 def _when(moment: dt.datetime) -> str:
@@ -46,9 +61,9 @@ def going_live(receipt: Receipt, now: dt.datetime) -> dict[str, object]:
     iso = expected.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
     if now <= expected:
         message = (
-            f"{what} goes live with the next build, expected by {_when(expected)}: the pipeline starts a build "
-            f"within {SENSOR_TICK.seconds} s of a change at the intake, and a build of the bench readings takes "
-            f"about {BENCH_BUILD.seconds // 60} minutes (longer when another build is running first)."
+            f"{what} goes live with the next build, expected by {_when(expected)}: {build_said(receipt)}, and a "
+            f"build of the bench readings takes about {BENCH_BUILD.seconds // 60} minutes (longer when another "
+            "build is running first)."
         )
         return {"expected_by": iso, "overdue": False, "message": message}
     message = (

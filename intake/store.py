@@ -54,6 +54,20 @@ CREATE TABLE IF NOT EXISTS receipts (
     withdrawal_reason TEXT,
     published_status TEXT
 );
+CREATE TABLE IF NOT EXISTS receipt_builds (
+    receipt_id TEXT NOT NULL REFERENCES receipts (id),
+    status TEXT NOT NULL,
+    run_id TEXT NOT NULL,
+    requested_at TEXT NOT NULL,
+    started_at TEXT,
+    PRIMARY KEY (receipt_id, status)
+);
+"""
+# A receipt's row with the newest build of its current status (accepted or withdrawn), if any.
+RECEIPT_SELECT = """
+SELECT r.*, b.run_id AS build_run_id, b.requested_at AS build_requested_at, b.started_at AS build_started_at
+FROM receipts AS r LEFT JOIN receipt_builds AS b
+  ON b.receipt_id = r.id AND b.status = CASE WHEN r.withdrawn_at IS NULL THEN 'accepted' ELSE 'withdrawn' END
 """
 
 
@@ -73,6 +87,19 @@ class Tester:
 
 
 @dataclass(frozen=True)
+class Build:
+    """The Dagster run that takes a receipt's current status to a release: when it was asked
+    for, and when it started (None until it has)."""
+
+    run_id: str
+    requested_at: str
+    started_at: str | None
+
+    def as_json(self) -> dict[str, object]:
+        return {"run_id": self.run_id, "requested_at": self.requested_at, "started_at": self.started_at}
+
+
+@dataclass(frozen=True)
 class Receipt:
     """An accepted sheet: what it held, who sent it, and whether it is withdrawn and published."""
 
@@ -87,6 +114,7 @@ class Receipt:
     withdrawn_at: str | None
     withdrawal_reason: str | None
     published_status: str | None  # the status the newest published snapshot holds, if any
+    build: Build | None = None  # the run asked to publish its current status, once there is one
 
     @property
     def status(self) -> str:
@@ -109,11 +137,17 @@ class Receipt:
             "withdrawn_at": self.withdrawn_at,
             "withdrawal_reason": self.withdrawal_reason,
             "published": self.published,
+            "build": self.build.as_json() if self.build else None,
         }
 
 
+def iso_utc(moment: dt.datetime) -> str:
+    """``moment`` as every receipt writes a time: ISO 8601 in UTC, to the second, ``Z``."""
+    return moment.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+
+
 def now_iso() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    return iso_utc(dt.datetime.now(dt.UTC))
 
 
 def token_hash(token: str) -> str:
@@ -267,17 +301,17 @@ class IntakeStore:
 
     def receipt(self, receipt_id: str) -> Receipt | None:
         with self._connect() as connection:
-            row = connection.execute("SELECT * FROM receipts WHERE id = ?", (receipt_id,)).fetchone()
+            row = connection.execute(RECEIPT_SELECT + "WHERE r.id = ?", (receipt_id,)).fetchone()
         return _receipt(row) if row else None
 
     def receipt_by_sha256(self, sha256: str) -> Receipt | None:
         with self._connect() as connection:
-            row = connection.execute("SELECT * FROM receipts WHERE sha256 = ?", (sha256,)).fetchone()
+            row = connection.execute(RECEIPT_SELECT + "WHERE r.sha256 = ?", (sha256,)).fetchone()
         return _receipt(row) if row else None
 
     def receipts(self, tester: str | None = None) -> list[Receipt]:
         """Receipts, newest first; only ``tester``'s when given."""
-        sql = "SELECT * FROM receipts" + (" WHERE tester = ?" if tester else "") + " ORDER BY received_at DESC, id"
+        sql = RECEIPT_SELECT + ("WHERE r.tester = ? " if tester else "") + "ORDER BY r.received_at DESC, r.id"
         with self._connect() as connection:
             rows = connection.execute(sql, (tester,) if tester else ()).fetchall()
         return [_receipt(row) for row in rows]
@@ -301,6 +335,20 @@ class IntakeStore:
         """Receipts whose current status the newest published snapshot does not hold yet."""
         return [r for r in self.receipts() if not r.published]
 
+    def record_build(self, receipts: list[Receipt], run_id: str, requested_at: str, started_at: str | None) -> None:
+        """Record the Dagster run that builds each receipt's current status: asked for at
+        ``requested_at``, started at ``started_at`` (None while it waits on Dagster's queue).
+        The run's start is added to its request, never the other way round."""
+        with self._connect() as connection:
+            connection.executemany(
+                "INSERT INTO receipt_builds (receipt_id, status, run_id, requested_at, started_at) "
+                "VALUES (?, ?, ?, ?, ?) ON CONFLICT (receipt_id, status) DO UPDATE SET "
+                "requested_at = CASE WHEN run_id = excluded.run_id THEN requested_at ELSE excluded.requested_at END, "
+                "started_at = CASE WHEN run_id = excluded.run_id THEN coalesce(excluded.started_at, started_at) "
+                "ELSE excluded.started_at END, run_id = excluded.run_id",
+                [(r.id, r.status, run_id, requested_at, started_at) for r in receipts],
+            )
+
     def mark_published(self, statuses: dict[str, str]) -> None:
         """Record the status of each receipt (id -> accepted/withdrawn) a published snapshot holds."""
         with self._connect() as connection:
@@ -309,7 +357,16 @@ class IntakeStore:
             )
 
 
+def unpublished_state(unpublished: list[Receipt]) -> str:
+    """A digest of the unpublished receipts and their statuses: what a build must publish now.
+    The intake sensor tags its build with it, and the intake launches a build only when it is
+    tagged with its own (so the build is of this home, as it is now)."""
+    described = sorted(f"{r.id} ({r.status})" for r in unpublished)
+    return hashlib.sha256("\n".join(described).encode()).hexdigest()[:16]
+
+
 def _receipt(row: sqlite3.Row) -> Receipt:
     values = dict(row)
     values["slots"] = tuple(json.loads(values["slots"]))
-    return Receipt(**values)
+    build = Build(**{name: values.pop(f"build_{name}") for name in ("run_id", "requested_at", "started_at")})
+    return Receipt(**values, build=build if build.run_id else None)

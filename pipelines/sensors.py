@@ -16,7 +16,6 @@ failure that waits for a person. (A run waiting for another build to finish logs
 minute, ``pipelines.build_lock``: it is not silent.)
 """
 
-import hashlib
 import time
 
 from dagster import (
@@ -35,13 +34,13 @@ from dagster import (
 )
 
 from foundations.settings import Settings
-from intake.store import IntakeStore
+from intake.build_request import INTAKE_SENSOR, INTAKE_STATE_TAG
+from intake.store import IntakeStore, unpublished_state
 from pipelines.assets.dbt import warehouse_built_from_project
 from pipelines.resources import SettingsResource
 from pipelines.schedules import build_and_publish
 from warehouse.raw_bench import BENCH_TABLE, RAW_SCHEMA
 
-INTAKE_STATE_TAG = "reuse-data/intake-state"
 SCOPE_TAG = "reuse-data/scope"
 BENCH_READINGS_AND_DOWNSTREAM = AssetSelection.assets(AssetKey([RAW_SCHEMA, BENCH_TABLE])).downstream()
 ABANDONED_TAG = "reuse-data/abandoned"
@@ -53,8 +52,7 @@ MAY_BE_ABANDONED = {DagsterRunStatus.NOT_STARTED, DagsterRunStatus.STARTING, Dag
 def intake_state(settings: Settings) -> tuple[str, list[str]]:
     """A digest of the unpublished receipts and their statuses, and a description of them."""
     pending = IntakeStore(settings.home).unpublished()
-    described = [f"{r.id} ({r.status})" for r in pending]
-    return hashlib.sha256("\n".join(sorted(described)).encode()).hexdigest()[:16], described
+    return unpublished_state(pending), [f"{r.id} ({r.status})" for r in pending]
 
 
 def last_sign_of_life(instance: DagsterInstance, run: DagsterRun) -> float:
@@ -83,6 +81,7 @@ def abandon_silent_runs(instance: DagsterInstance, runs: list[DagsterRun], silen
 
 
 @sensor(
+    name=INTAKE_SENSOR,
     job=build_and_publish,
     # dagster-daemon evaluates sensors on a 5 s loop at best; an interval of 5 would skip every
     # other pass (4.99 s since the last tick is under 5), so a sheet could wait 10 s for its build.

@@ -10,6 +10,8 @@ import csv
 import json
 from pathlib import Path
 
+from warehouse.test_scope import TEST_SCOPE_TABLE
+
 SEEDS_DIR = Path(__file__).resolve().parents[1] / "sql" / "seeds"
 
 
@@ -34,6 +36,8 @@ ASK_FALLBACK_NOTES: dict[str, str] = {row["language"]: row["note"] for row in se
 
 def dbt_vars(base_url: str) -> list[str]:
     """The variables of every dbt invocation, as its arguments: the public address every URL is
-    made on, and the languages every translated field carries (from their seed, so the list is
-    written once). The same for the parse and each build, so a build's dbt parses only what changed."""
-    return ["--vars", json.dumps({"base_url": base_url, "languages": list(LANGUAGES)})]
+    made on, the languages every translated field carries (from their seed, so the list is
+    written once) and the table that says which rows the tests read (``warehouse.test_scope``).
+    The same for the parse and each build, so a build's dbt parses only what changed."""
+    variables = {"base_url": base_url, "languages": list(LANGUAGES), "test_scope": TEST_SCOPE_TABLE}
+    return ["--vars", json.dumps(variables)]

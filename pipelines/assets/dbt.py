@@ -13,7 +13,9 @@ from foundations.settings import Settings
 from pipelines.project import DBT_STEP, project_key
 from pipelines.resources import SettingsResource, WarehouseResource
 from warehouse.catalog import RAW_SCHEMA
+from warehouse.raw_bench import BENCH_TABLE
 from warehouse.reference_data import dbt_vars
+from warehouse.test_scope import write_test_scope
 
 
 class ReuseDataTranslator(DagsterDbtTranslator):
@@ -79,6 +81,16 @@ def run_target_path(settings: Settings, run_id: str) -> Path:
     return target
 
 
+def tests_read_every_row(context: AssetExecutionContext, full_refresh: bool) -> bool:
+    """Whether this build's dbt tests read every row (``warehouse.test_scope``): always, unless
+    the run re-reads the bench sheets and no other input (the intake's build), and is no full
+    refresh. A run of dbt alone tests every row too: it cannot know what an earlier run ingested."""
+    selection = context.run.asset_selection
+    if full_refresh or selection is None:
+        return True
+    return {key for key in selection if key.path[0] == RAW_SCHEMA} != {AssetKey([RAW_SCHEMA, BENCH_TABLE])}
+
+
 def dbt_models_asset(project: DbtProject) -> AssetsDefinition:
     """The dbt models of ``project`` (its manifest parsed), as one multi-asset run by `dbt build`."""
 
@@ -101,9 +113,15 @@ def dbt_models_asset(project: DbtProject) -> AssetsDefinition:
         key = project_key(project.project_dir)
         paths = settings.settings
         args = ["build", *dbt_vars(paths.base_url)]
-        if built_from(paths).read() != key:
+        full_refresh = built_from(paths).read() != key
+        if full_refresh:
             context.log.info("the dbt project changed since the warehouse was last built: full refresh")
             args.append("--full-refresh")
+        every_row = tests_read_every_row(context, full_refresh)
+        with warehouse.connect() as connection:
+            write_test_scope(connection, every_row)
+        if not every_row:
+            context.log.info("only bench sheets were re-read: the bench tables' tests read the restaged slots")
         target = run_target_path(paths, context.run_id)
         yield from dbt.cli(args, context=context, target_path=target).stream()
         if (target / PARSE_STATE).exists():  # the next run starts from this one's parse state

@@ -21,7 +21,7 @@ from inputs.editorial_export import (
     export_schema,
     read_export_table,
 )
-from intake.store import IntakeStore
+from intake.store import IntakeStore, iso_utc
 from pipelines.kept_work import kept, keyed_result
 from pipelines.resources import InputsResource, SettingsResource, WarehouseResource
 from warehouse.catalog import RAW_SCHEMA, column_names
@@ -60,6 +60,16 @@ def _failure(error: InputProblems) -> Failure:
     )
 
 
+def record_build_on_receipts(context: AssetExecutionContext, intake: IntakeStore) -> None:
+    """Tell each unpublished receipt which run builds it and when that run started, so a tester
+    sees it whether the intake or the sensor asked for the run."""
+    run = context.instance.get_run_record_by_id(context.run_id)
+    if run is None or not (pending := intake.unpublished()):
+        return
+    started = dt.datetime.fromtimestamp(run.start_time, dt.UTC) if run.start_time else dt.datetime.now(dt.UTC)
+    intake.record_build(pending, context.run_id, iso_utc(run.create_timestamp), iso_utc(started))
+
+
 @asset(
     key=AssetKey([RAW_SCHEMA, BENCH_TABLE]),
     group_name="raw",
@@ -75,6 +85,7 @@ def raw_bench_readings(
     # Sheets testers uploaded through the intake, withdrawn ones too (their slots become retest).
     intake = IntakeStore(resolved.home)
     receipts = intake.receipts()
+    record_build_on_receipts(context, intake)
     sources += [
         SheetSource(intake.sheet_path(r), f"intake/{r.id}", r.sha256, r.id, r.status == "withdrawn") for r in receipts
     ]

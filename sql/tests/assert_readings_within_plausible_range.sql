@@ -2,7 +2,7 @@
 {{ config(meta={'dagster': {'ref': {'name': 'stg_bench_readings'}}}) }}
 
 select readings.*
-from {{ ref('stg_bench_readings') }} as readings
+from (select * from {{ ref('stg_bench_readings') }} where {{ restaged_slots_only(ref('stg_bench_readings')) }}) as readings
 inner join {{ ref('stg_protocols') }} as protocols using (protocol_slug)
 where readings.unit <> protocols.unit
    or readings.reading < protocols.plausible_min

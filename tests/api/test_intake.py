@@ -16,15 +16,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import duckdb
 import pytest
+from dagster import DagsterInstance, RunsFilter
 
+from intake.build_request import INTAKE_STATE_TAG, DagsterUnavailable, sensor_target
 from intake.cli import is_loopback
 from intake.store import IntakeStore
 from pipelines.sensors import ABANDONED_TAG
 from release.local_store import current_version
 from release.snapshot import load_snapshot
 from tests.conftest import PROJECT_ROOT, run_cli
-from tests.support.harness import Server, copy_home, dagster_daemon, free_port, home_environment, running, serving
+from tests.support.harness import (
+    Server,
+    copy_home,
+    dagster_daemon,
+    dagster_dev,
+    free_port,
+    home_environment,
+    home_layout,
+    running,
+    serving,
+)
 from tests.support.intake_sheets import SLOT, TESTER, good_row, sheet, upload
 
 MAX_BYTES = 64 * 1024
@@ -433,3 +446,93 @@ def test_under_the_dagster_daemon_an_upload_goes_live_without_anyone_asking(demo
             time.sleep(1)
     with serving(home) as public:
         assert bench_slot(public)["receipt"] == receipt and bench_slot(public)["value"] == 9.5
+    # No webserver was there to ask, so the sensor's run built it; the receipt still names that run.
+    build = IntakeStore(home).receipt(receipt).build
+    assert build is not None and build.started_at is not None and build.requested_at <= build.started_at
+
+
+def wait_for(done, what: str, log: Path, seconds: float = 300) -> None:
+    deadline = time.monotonic() + seconds
+    while not done():
+        assert time.monotonic() < deadline, f"no {what} within {seconds:.0f} s:\n{log.read_text()[-4000:]}"
+        time.sleep(0.5)
+
+
+def test_an_accepted_sheet_asks_dagster_for_its_build_at_once(demo_home: Path, tmp_path):
+    """`make dev`'s Dagster (webserver and daemon) beside the intake: the upload itself launches the
+    build, through Dagster's GraphQL API, and the receipt names the run; an intake over another home
+    pointed at the same Dagster launches nothing there."""
+    home, other = copy_home(demo_home, tmp_path / "home"), copy_home(demo_home, tmp_path / "other")
+    token, other_token = IntakeStore(home).add_tester(TESTER), IntakeStore(other).add_tester(TESTER)
+    log = tmp_path / "dagster.log"
+    with dagster_dev(home_environment(home), log) as dagster_url:
+        wait_for(lambda: sensor_loaded(dagster_url), "intake sensor loaded by the webserver", log)
+        environ = {"REUSE_DATA_DAGSTER_URL": dagster_url}
+        with serving(other, command="intake", ready="/", environ=environ) as stranger:
+            refused = upload(stranger, sheet(good_row(reading="8.5")), other_token)
+        assert refused.status == 201 and refused.json()["build"] is None
+        assert "next build" in refused.json()["going_live"]["message"]
+        with serving(home, command="intake", ready="/", environ=environ) as intake:
+            accepted = upload(intake, sheet(good_row(reading="9.5")), token)
+            assert accepted.status == 201, accepted.body
+            receipt, build = accepted.json()["id"], accepted.json()["build"]
+            assert build is not None and build["started_at"] is None, build
+            assert f"Dagster run {build['run_id']}" in accepted.json()["going_live"]["message"]
+            wait_for(lambda: IntakeStore(home).receipt(receipt).published, "published snapshot with the sheet", log)
+            seen = intake.get(f"/api/intake/receipts/{receipt}", bearer(token)).json()
+    assert seen["build"]["run_id"] == build["run_id"] and seen["build"]["started_at"] >= build["requested_at"]
+    assert IntakeStore(other).receipts()[0].build is None
+    with DagsterInstance.from_config(str(home_layout(home).dagster_home)) as instance:
+        state = instance.get_run_by_id(build["run_id"]).tags[INTAKE_STATE_TAG]
+        runs = instance.get_runs(RunsFilter(tags={INTAKE_STATE_TAG: state}))
+    assert [run.run_id for run in runs] == [build["run_id"]], "the sensor launched a second build of the same sheet"
+    with serving(home) as public:
+        assert bench_slot(public)["receipt"] == receipt and bench_slot(public)["value"] == 9.5
+
+
+def sensor_loaded(dagster_url: str) -> bool:
+    try:
+        sensor_target(dagster_url)
+    except DagsterUnavailable:
+        return False
+    return True
+
+
+def test_an_intake_build_tests_the_slots_it_restaged_and_a_full_build_every_row(demo_home: Path, tmp_path):
+    """The bench tables' dbt tests read what the build changed: a fault planted in a slot no sheet
+    touches passes the intake's build, which tests the restaged slot alone, and fails the next
+    full build, which tests every row."""
+    home = copy_home(demo_home, tmp_path / "home")
+    warehouse = home_layout(home).warehouse_path
+    with duckdb.connect(str(warehouse)) as connection:
+        # A reading held twice in a slot the build below does not restage (not the sheet's, nor one of
+        # a raw sheet whose every row is a doubled export, which staging restages in every build):
+        # the unique test's to find.
+        [planted] = connection.execute(
+            "SELECT product_slug, protocol_slug FROM staging.stg_bench_readings "
+            "WHERE (product_slug, protocol_slug) <> (?, ?) AND (product_slug, protocol_slug) NOT IN ("
+            "  SELECT lower(trim(product)), lower(trim(protocol)) FROM raw.bench_readings"
+            "  WHERE _source_file NOT IN (SELECT source_file FROM staging.stg_bench_readings)) LIMIT 1",
+            list(SLOT),
+        ).fetchall()
+        connection.execute(
+            "INSERT INTO staging.stg_bench_readings SELECT * FROM staging.stg_bench_readings "
+            "WHERE product_slug = ? AND protocol_slug = ? LIMIT 1",
+            list(planted),
+        )
+    token = IntakeStore(home).add_tester(TESTER)
+    with serving(home, command="intake", ready="/", environ={"REUSE_DATA_DAGSTER_URL": "off"}) as intake:
+        assert upload(intake, sheet(good_row(reading="10.5")), token).status == 201
+    tick = sensor_tick(home, launch=True)
+    assert tick["published"] and not tick["errors"], tick
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        assert connection.execute("SELECT every_row FROM main.dbt_test_scope").fetchall() == [(False,)]
+        restaged = connection.execute(
+            "SELECT DISTINCT product_slug, protocol_slug FROM intermediate.int_slot_readings "
+            "WHERE staged_at = (SELECT max(staged_at) FROM intermediate.int_slot_readings)"
+        ).fetchall()
+    assert SLOT in restaged and planted not in restaged, restaged
+
+    full = run_cli("build", home=home)
+    assert full.returncode != 0, full.output
+    assert "unique_stg_bench_readings_reading_id" in full.output, full.output[-3000:]

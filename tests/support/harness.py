@@ -263,20 +263,47 @@ def serving(
 
 
 @contextmanager
-def dagster_daemon(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
-    """`dagster-daemon run` on the project's workspace (as `make dev` runs it) with ``env``, its
-    output in ``log``; on exit it is stopped with its code server and run workers (one process
-    group, SIGTERM)."""
-    daemon_command = [str(Path(sys.executable).parent / "dagster-daemon"), "run", "-w", "workspace.yaml"]
+def dagster_process(argv: list[str], env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
+    """A Dagster command on the project's workspace with ``env``, its output in ``log``; on exit it
+    is stopped with its code server and run workers (one process group, SIGTERM)."""
+    command = [str(Path(sys.executable).parent / argv[0]), *argv[1:], "-w", "workspace.yaml"]
     with log.open("w") as output:
-        daemon = subprocess.Popen(
-            daemon_command, cwd=PROJECT_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
+        process = subprocess.Popen(
+            command, cwd=PROJECT_ROOT, env=env, stdout=output, stderr=subprocess.STDOUT, start_new_session=True
         )
     try:
-        yield daemon
+        yield process
     finally:
-        os.killpg(daemon.pid, signal.SIGTERM)
-        daemon.wait(timeout=60)
+        os.killpg(process.pid, signal.SIGTERM)
+        process.wait(timeout=60)
+
+
+@contextmanager
+def dagster_daemon(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]:
+    """`dagster-daemon run`: the sensors and the run queue, without the webserver."""
+    with dagster_process(["dagster-daemon", "run"], env, log) as daemon:
+        yield daemon
+
+
+@contextmanager
+def dagster_dev(env: dict[str, str], log: Path, seconds: float = 180) -> Iterator[str]:
+    """`dagster dev` as `make dev` runs it, the webserver on a free loopback port and the daemon
+    beside it; yields the webserver's URL once it answers."""
+    port = free_port()
+    with dagster_process(["dagster", "dev", "-h", "127.0.0.1", "-p", str(port)], env, log) as process:
+        url = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + seconds
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/server_info", timeout=5) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise RuntimeError(f"dagster dev did not start:\n{log.read_text()[-3000:]}")
+            time.sleep(0.5)
+        yield url
 
 
 def home_layout(home: Path) -> Settings:
