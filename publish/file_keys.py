@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from foundations.content_keys import sha256_of, tree_key, value_key
+from foundations.content_keys import sha256_of, source_key, value_key
 from foundations.settings import PROJECT_ROOT
 from release.manifest import PublishedRelease, ReleaseFile
 
@@ -31,10 +31,9 @@ PRODUCER_LIBRARIES = ("duckdb", "orjson", "zstandard", "numpy")
 @cache
 def producer_digest() -> str:
     """The key of the code that writes a release's files and of the libraries' versions."""
-    code = sorted(path for package in PRODUCER_PACKAGES for path in (PROJECT_ROOT / package).rglob("*.py"))
     return value_key(
         {
-            "code": tree_key(PROJECT_ROOT, code),
+            "code": source_key(PROJECT_ROOT, PRODUCER_PACKAGES),
             "libraries": {library: importlib.metadata.version(library) for library in PRODUCER_LIBRARIES},
             "zlib": zlib.ZLIB_RUNTIME_VERSION,
         }
