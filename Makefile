@@ -97,7 +97,7 @@ lint: setup  ## ruff: lint rules and formatting
 bench: setup build  ## serving benchmark: every operation against the floor and Datasette, into RESULTS.md
 	$(BIN)/python -m benchmarks.serving --record $(BENCH_ARGS)
 
-bench-scale: setup  ## pipeline scale: builds of 10k-1M readings beside DuckDB's bare read, into RESULTS.md
+bench-scale: setup  ## pipeline scale at 1M and 10M readings: the cold build beside DuckDB's bare read, one sheet beside the cold build, into RESULTS.md
 	$(BIN)/python -m benchmarks.pipeline_scale --record $(SCALE_ARGS)
 
 bench-release: setup  ## release serving: memory, start and pick-up at 10k and 100k products, beside the previous server

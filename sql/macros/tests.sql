@@ -40,23 +40,26 @@ having count(*) > 1
     build`) says every row, or when there is no such table or variable (dbt run by hand);
     otherwise true on the slots the newest staging run restaged: the rows with the newest
     `staged_at`, or those of the slots int_slot_readings holds with its newest. A cold build
-    stages every slot at once, so it tests every row either way. (While dbt parses, nothing is
-    queried: the condition is only rendered for real when a test runs.) -#}
+    stages every slot at once, so it tests every row either way. The scope is read as the test
+    is compiled, so the condition holds no OR: DuckDB then filters the readings before the views'
+    joins (ten times faster at 10M). While dbt parses, nothing is queried. -#}
 {% macro restaged_slots_only(relation) -%}
     {%- set scope_table = var('test_scope', none) -%}
     {%- set scope = adapter.get_relation(
             database=target.database, schema=scope_table.split('.')[0], identifier=scope_table.split('.')[1])
         if execute and scope_table else none -%}
-    {%- if scope is none -%}
+    {%- set every_row = scope is none or run_query('select every_row from ' ~ scope).columns[0].values()[0] -%}
+    {%- if every_row -%}
         true
     {%- elif relation.identifier in ['stg_bench_readings', 'int_slot_readings'] -%}
-        ((select every_row from {{ scope }}) or staged_at = (select max(staged_at) from {{ relation }}))
+        staged_at = (select max(staged_at) from {{ relation }})
     {%- else -%}
         {%- set node = graph.nodes['model.reuse_data.int_slot_readings'] -%}
         {%- set slots = api.Relation.create(database=node.database, schema=node.schema, identifier=node.alias) -%}
-        ((select every_row from {{ scope }}) or (product_slug, protocol_slug) in (
-            select product_slug, protocol_slug from {{ slots }}
-            where staged_at = (select max(staged_at) from {{ slots }})))
+        {%- set newest = 'staged_at = (select max(staged_at) from ' ~ slots ~ ')' -%}
+        {#- The product alone first: DuckDB pushes that filter below the views' joins. -#}
+        product_slug in (select product_slug from {{ slots }} where {{ newest }})
+        and (product_slug, protocol_slug) in (select product_slug, protocol_slug from {{ slots }} where {{ newest }})
     {%- endif -%}
 {%- endmacro %}
 
