@@ -152,34 +152,28 @@ def published_snapshot(home: Path) -> Path:
     return snapshot_path(store, current_version(store))
 
 
-# A pending slot whose sheet moves no figure an ask entry quotes, as most sheets at scale: its
-# product is no recommendation's pick, and no scenario of its category ranks by its protocol or
-# by the overall rating. The first pending slot when there is none.
+# A pending slot of a product no recommendation picks, as most products at scale, with its
+# protocol's general scoring rule (the first pending slot when there is none).
 SHEET_SLOT_SQL = """
-SELECT m.product_slug, m.protocol_slug, p.unit, p.plausible_min, p.plausible_max, p.sample_size
-FROM bench_measurements AS m
-JOIN protocols AS p USING (protocol_slug)
-JOIN products AS pr USING (product_slug)
-ORDER BY m.status = 'pending' DESC,
-    m.product_slug IN (SELECT product_slug FROM recommendations)
-    OR EXISTS (SELECT 1 FROM recommendations AS r
-               WHERE r.category_slug = pr.category_slug AND r.rank_by IN (m.protocol_slug, 'overall')),
-    m.stream_position
+SELECT m.product_slug, m.protocol_slug, p.unit, p.plausible_min, p.plausible_max, p.sample_size,
+    list_filter(p.scoring_rules, lambda rule: rule.category IS NULL)[1].zero_at AS zero_at
+FROM bench_measurements AS m JOIN protocols AS p USING (protocol_slug)
+ORDER BY m.status = 'pending' DESC, m.product_slug IN (SELECT product_slug FROM recommendations), m.stream_position
 LIMIT 1
 """
 
 
 def one_new_sheet(snapshot: Path, folder: Path) -> tuple[Path, str]:
     """A sheet a tester would upload: the replicates of one pending slot (``SHEET_SLOT_SQL``),
-    within the protocol's plausible range and dated today; and the tester's name."""
+    dated today, and the tester's name. Its readings score 0 (the protocol's ``zero_at``, within
+    the plausible range), so the product, not a pick before, is none after: the sheet moves no
+    figure an ask entry quotes, and the ask steps have nothing to redo."""
     with duckdb.connect(str(snapshot), read_only=True) as connection:
-        [(product, protocol, unit, low, high, samples)] = connection.execute(SHEET_SLOT_SQL).fetchall()
+        [(product, protocol, unit, low, high, samples, zero_at)] = connection.execute(SHEET_SLOT_SQL).fetchall()
         [(tester,)] = connection.execute("SELECT person_name FROM people WHERE is_tester LIMIT 1").fetchall()
+    reading = min(max(zero_at if zero_at is not None else low, low), high)
     today = dt.datetime.now(dt.UTC).date().isoformat()
-    rows = [
-        f"{product},{protocol},{n},{low + (high - low) * (0.4 + n / 100):.1f},{unit},{tester},{today},"
-        for n in range(1, samples + 1)
-    ]
+    rows = [f"{product},{protocol},{n},{reading:.1f},{unit},{tester},{today}," for n in range(1, samples + 1)]
     path = folder / "benchmark-session.csv"
     path.write_text(",".join(SHEET_COLUMNS) + "\n" + "\n".join(rows) + "\n", encoding="utf-8")
     return path, tester
