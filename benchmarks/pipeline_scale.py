@@ -61,7 +61,7 @@ from benchmarks.results import add_record_option, machine, markdown_table
 from foundations.settings import PROJECT_ROOT, load_settings
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from inputs.bench_sheets import SHEET_COLUMNS, csv_separator
-from intake.build_request import REQUESTED_BY_TAG, DagsterUnavailable, sensor_target
+from intake.build_request import REQUESTED_BY_TAG
 from intake.store import IntakeStore
 from pipelines.build import latest_materialization_metadata
 from pipelines.project import DBT_STEP
@@ -204,13 +204,12 @@ class SheetRun:
 def upload_published_through_dagster(home: Path, env: dict[str, str], sheet: Path, tester: str) -> SheetRun:
     """One sheet uploaded with `dagster dev` running (as `make dev` runs it, webserver and daemon):
     the intake asks the webserver for the build as it accepts the sheet; the daemon starts the
-    run. Dagster is up, its code location loaded, before the upload starts, as on a server that
-    runs it all the time."""
+    run. Dagster is up, its code location loaded (``dagster_dev``), before the upload starts, as
+    on a server that runs it all the time."""
     token = IntakeStore(home).add_tester(tester)
     log = home / "logs" / "dagster.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     with dagster_dev(env, log) as dagster_url:
-        wait_until(lambda: sensor_is_loaded(dagster_url), log, 300, "intake sensor loaded by the webserver")
         environ = {"REUSE_DATA_DAGSTER_URL": dagster_url}
         with serving(home, command="intake", ready="/", environ=environ) as intake:
             started, started_wall = time.perf_counter(), time.time()
@@ -226,14 +225,6 @@ def upload_published_through_dagster(home: Path, env: dict[str, str], sheet: Pat
     run = last_run(home)
     requested_by = run.tags.get(REQUESTED_BY_TAG, "sensor")
     return SheetRun(published_s, upload_s, run.created_time - started_wall, run.start_time - started_wall, requested_by)
-
-
-def sensor_is_loaded(dagster_url: str) -> bool:
-    try:
-        sensor_target(dagster_url)
-    except DagsterUnavailable:
-        return False
-    return True
 
 
 def last_build_sheets_read(home: Path) -> int:

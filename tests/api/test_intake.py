@@ -20,7 +20,7 @@ import duckdb
 import pytest
 from dagster import DagsterInstance, RunsFilter
 
-from intake.build_request import INTAKE_STATE_TAG, DagsterUnavailable, sensor_target
+from intake.build_request import INTAKE_STATE_TAG
 from intake.cli import is_loopback
 from intake.store import IntakeStore
 from pipelines.sensors import ABANDONED_TAG
@@ -466,7 +466,6 @@ def test_an_accepted_sheet_asks_dagster_for_its_build_at_once(demo_home: Path, t
     token, other_token = IntakeStore(home).add_tester(TESTER), IntakeStore(other).add_tester(TESTER)
     log = tmp_path / "dagster.log"
     with dagster_dev(home_environment(home), log) as dagster_url:
-        wait_for(lambda: sensor_loaded(dagster_url), "intake sensor loaded by the webserver", log)
         environ = {"REUSE_DATA_DAGSTER_URL": dagster_url}
         with serving(other, command="intake", ready="/", environ=environ) as stranger:
             refused = upload(stranger, sheet(good_row(reading="8.5")), other_token)
@@ -488,14 +487,6 @@ def test_an_accepted_sheet_asks_dagster_for_its_build_at_once(demo_home: Path, t
     assert [run.run_id for run in runs] == [build["run_id"]], "the sensor launched a second build of the same sheet"
     with serving(home) as public:
         assert bench_slot(public)["receipt"] == receipt and bench_slot(public)["value"] == 9.5
-
-
-def sensor_loaded(dagster_url: str) -> bool:
-    try:
-        sensor_target(dagster_url)
-    except DagsterUnavailable:
-        return False
-    return True
 
 
 def test_an_intake_build_tests_the_slots_it_restaged_and_a_full_build_every_row(demo_home: Path, tmp_path):

@@ -29,6 +29,7 @@ from pathlib import Path
 import duckdb
 
 from foundations.settings import PROJECT_ROOT, Settings, load_settings
+from intake.build_request import DagsterUnavailable, sensor_target
 from publish.new_release import publish_release
 from publish.snapshot_copy import published_tables
 from warehouse.contract import CHECKED_TABLES, DATA_DICTIONARY_TABLE, MARTS_SCHEMA
@@ -286,19 +287,19 @@ def dagster_daemon(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]
 
 
 @contextmanager
-def dagster_dev(env: dict[str, str], log: Path, seconds: float = 180) -> Iterator[str]:
+def dagster_dev(env: dict[str, str], log: Path, seconds: float = 300) -> Iterator[str]:
     """`dagster dev` as `make dev` runs it, the webserver on a free loopback port and the daemon
-    beside it; yields the webserver's URL once it answers."""
+    beside it; yields the webserver's URL once it answers with the pipeline's code loaded (its
+    intake sensor found, as the intake looks for it)."""
     port = free_port()
     with dagster_process(["dagster", "dev", "-h", "127.0.0.1", "-p", str(port)], env, log) as process:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + seconds
         while True:
             try:
-                with urllib.request.urlopen(f"{url}/server_info", timeout=5) as answer:
-                    if answer.status == 200:
-                        break
-            except OSError:
+                sensor_target(url)
+                break
+            except DagsterUnavailable:
                 pass
             if time.monotonic() > deadline or process.poll() is not None:
                 raise RuntimeError(f"dagster dev did not start:\n{log.read_text()[-3000:]}")
