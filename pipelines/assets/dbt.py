@@ -123,7 +123,12 @@ def dbt_models_asset(project: DbtProject) -> AssetsDefinition:
         if not every_row:
             context.log.info("only bench sheets were re-read: the bench tables' tests read the restaged slots")
         target = run_target_path(paths, context.run_id)
-        yield from dbt.cli(args, context=context, target_path=target).stream()
+        try:
+            yield from dbt.cli(args, context=context, target_path=target).stream()
+        finally:
+            if not every_row:  # dbt run by hand afterwards tests every row again
+                with warehouse.connect() as connection:
+                    write_test_scope(connection, every_row=True)
         if (target / PARSE_STATE).exists():  # the next run starts from this one's parse state
             shutil.copy2(target / PARSE_STATE, shared_parse_state(paths))
         if not context.is_subset:

@@ -42,7 +42,7 @@ having count(*) > 1
     `staged_at`, or those of the slots int_slot_readings holds with its newest. A cold build
     stages every slot at once, so it tests every row either way. The scope is read as the test
     is compiled, so the condition holds no OR: DuckDB then filters the readings before the views'
-    joins (ten times faster at 10M). While dbt parses, nothing is queried. -#}
+    joins (seven times faster at 10M). While dbt parses, nothing is queried. -#}
 {% macro restaged_slots_only(relation) -%}
     {%- set scope_table = var('test_scope', none) -%}
     {%- set scope = adapter.get_relation(
