@@ -66,7 +66,7 @@ from intake.store import IntakeStore
 from pipelines.build import latest_materialization_metadata
 from pipelines.project import DBT_STEP
 from release.local_store import current_version, snapshot_path
-from tests.support.harness import dagster_dev, home_environment, home_layout, measured_run, serving
+from tests.support.harness import dagster_webserver, home_environment, home_layout, measured_run, serving
 
 READINGS_PER_PRODUCT = 100
 SEED = 2026
@@ -204,12 +204,12 @@ class SheetRun:
 def upload_published_through_dagster(home: Path, env: dict[str, str], sheet: Path, tester: str) -> SheetRun:
     """One sheet uploaded with `dagster dev` running (as `make dev` runs it, webserver and daemon):
     the intake asks the webserver for the build as it accepts the sheet; the daemon starts the
-    run. Dagster is up, its code location loaded (``dagster_dev``), before the upload starts, as
+    run. Dagster is up, its code location loaded (``dagster_webserver``), before the upload starts, as
     on a server that runs it all the time."""
     token = IntakeStore(home).add_tester(tester)
     log = home / "logs" / "dagster.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    with dagster_dev(env, log) as dagster_url:
+    with dagster_webserver(env, log) as dagster_url:
         environ = {"REUSE_DATA_DAGSTER_URL": dagster_url}
         with serving(home, command="intake", ready="/", environ=environ) as intake:
             started, started_wall = time.perf_counter(), time.time()

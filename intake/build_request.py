@@ -33,9 +33,12 @@ INTAKE_STATE_TAG = "reuse-data/intake-state"
 """The run tag holding ``unpublished_state`` as it was when the build was asked for."""
 REQUESTED_BY_TAG = "reuse-data/requested-by"
 IN_FLIGHT = ["QUEUED", "NOT_STARTED", "STARTING", "STARTED"]  # Dagster's run statuses before an end
-REQUEST_BUDGET_S = 5.0
+REQUEST_BUDGET_S = 10.0
 """How long asking Dagster may take, all its calls together, before the sheet is left to the
-sensor's next tick (the tester's upload waits that long at worst)."""
+sensor's next tick (the tester's upload waits that long at worst; a launch takes 1 to 2 s, most of
+it Dagster planning the run)."""
+LATE_LOOKUP_S = 3.0
+"""How long the intake looks for a run whose launch outlived ``REQUEST_BUDGET_S``."""
 
 SENSORS_QUERY = """
 query IntakeSensor {
@@ -168,7 +171,13 @@ def launch_requested_build(url: str, state: str) -> BuildOutcome:
         "runConfigData": request["runConfigYaml"],
         "executionMetadata": {"tags": [{"key": key, "value": value} for key, value in tags.items()]},
     }
-    launched = graphql(url, LAUNCH_MUTATION, {"params": params}, deadline)["launchRun"]
+    try:
+        launched = graphql(url, LAUNCH_MUTATION, {"params": params}, deadline)["launchRun"]
+    except DagsterUnavailable:
+        # A busy webserver may create the run after the answer's deadline: look for it once more.
+        if (run_id := run_of_state(url, state, time.monotonic() + LATE_LOOKUP_S)) is not None:
+            return BuildOutcome(run_id, "launched (Dagster answered late)")
+        raise
     if launched["__typename"] != "LaunchRunSuccess":
         return BuildOutcome(None, f"Dagster refused the launch: {launched.get('message', launched['__typename'])}")
     return BuildOutcome(launched["run"]["runId"], "launched")

@@ -20,7 +20,7 @@ import duckdb
 import pytest
 from dagster import DagsterInstance, RunsFilter
 
-from intake.build_request import INTAKE_STATE_TAG
+from intake.build_request import INTAKE_STATE_TAG, REQUESTED_BY_TAG
 from intake.cli import is_loopback
 from intake.store import IntakeStore
 from pipelines.sensors import ABANDONED_TAG
@@ -31,7 +31,7 @@ from tests.support.harness import (
     Server,
     copy_home,
     dagster_daemon,
-    dagster_dev,
+    dagster_webserver,
     free_port,
     home_environment,
     home_layout,
@@ -459,13 +459,14 @@ def wait_for(done, what: str, log: Path, seconds: float = 300) -> None:
 
 
 def test_an_accepted_sheet_asks_dagster_for_its_build_at_once(demo_home: Path, tmp_path):
-    """`make dev`'s Dagster (webserver and daemon) beside the intake: the upload itself launches the
-    build, through Dagster's GraphQL API, and the receipt names the run; an intake over another home
-    pointed at the same Dagster launches nothing there."""
+    """The intake beside Dagster's webserver: the upload itself launches the build, through
+    Dagster's GraphQL API, and the receipt names the run; an intake over another home pointed at
+    the same Dagster launches nothing there. The daemon, started after the upload (so that no
+    sensor tick can launch first), takes the run from the queue and publishes the sheet."""
     home, other = copy_home(demo_home, tmp_path / "home"), copy_home(demo_home, tmp_path / "other")
     token, other_token = IntakeStore(home).add_tester(TESTER), IntakeStore(other).add_tester(TESTER)
-    log = tmp_path / "dagster.log"
-    with dagster_dev(home_environment(home), log) as dagster_url:
+    log, env = tmp_path / "dagster.log", home_environment(home)
+    with dagster_webserver(env, log, daemon=False) as dagster_url:
         environ = {"REUSE_DATA_DAGSTER_URL": dagster_url}
         with serving(other, command="intake", ready="/", environ=environ) as stranger:
             refused = upload(stranger, sheet(good_row(reading="8.5")), other_token)
@@ -475,16 +476,18 @@ def test_an_accepted_sheet_asks_dagster_for_its_build_at_once(demo_home: Path, t
             accepted = upload(intake, sheet(good_row(reading="9.5")), token)
             assert accepted.status == 201, accepted.body
             receipt, build = accepted.json()["id"], accepted.json()["build"]
-            assert build is not None and build["started_at"] is None, build
+            assert build is not None and build["started_at"] is None, build  # on the queue: no daemon yet
             assert f"Dagster run {build['run_id']}" in accepted.json()["going_live"]["message"]
-            wait_for(lambda: IntakeStore(home).receipt(receipt).published, "published snapshot with the sheet", log)
+            with dagster_daemon(env, daemon_log := tmp_path / "daemon.log"):
+                wait_for(lambda: IntakeStore(home).receipt(receipt).published, "published sheet", daemon_log)
             seen = intake.get(f"/api/intake/receipts/{receipt}", bearer(token)).json()
     assert seen["build"]["run_id"] == build["run_id"] and seen["build"]["started_at"] >= build["requested_at"]
     assert IntakeStore(other).receipts()[0].build is None
     with DagsterInstance.from_config(str(home_layout(home).dagster_home)) as instance:
-        state = instance.get_run_by_id(build["run_id"]).tags[INTAKE_STATE_TAG]
-        runs = instance.get_runs(RunsFilter(tags={INTAKE_STATE_TAG: state}))
-    assert [run.run_id for run in runs] == [build["run_id"]], "the sensor launched a second build of the same sheet"
+        run = instance.get_run_by_id(build["run_id"])
+        runs = instance.get_runs(RunsFilter(tags={INTAKE_STATE_TAG: run.tags[INTAKE_STATE_TAG]}))
+    assert run.tags[REQUESTED_BY_TAG] == "intake"
+    assert [found.run_id for found in runs] == [build["run_id"]], "the sensor launched a second build of the same sheet"
     with serving(home) as public:
         assert bench_slot(public)["receipt"] == receipt and bench_slot(public)["value"] == 9.5
 

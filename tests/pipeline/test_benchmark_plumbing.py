@@ -2,7 +2,7 @@
 
 No timed assertion: only that every figure comes back. `benchmarks.pipeline_scale` generates a
 publisher, builds it, serves it, and publishes one sheet uploaded through a real intake while
-a dagster-daemon runs; `benchmarks/build_demo.py` measures the bare dbt baseline and the builds.
+`dagster dev` runs; `benchmarks/build_demo.py` measures the bare dbt baseline and the builds.
 """
 
 from __future__ import annotations
@@ -28,13 +28,18 @@ def test_a_tiny_pipeline_scale_run_reports_every_figure(tmp_path: Path):
     assert row is not None, completed.stdout
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     # readings, products, floor, build, build/floor, growth (none: one size), peak, snapshot,
-    # release, first byte, upload → published, sheets re-read, its publish, its build / the cold one
+    # release, first byte, the sheet's share of the cold build, its run launched / started,
+    # sheets re-read, its ask steps, its dbt and publish beside the cold build's, nothing changed
     assert cells[:2] == ["2k", "20"] and cells[5] == "—", row
-    assert all(re.fullmatch(NUMBER, cell) for cell in [*cells[2:5], *cells[6:9], cells[10], cells[12]]), row
+    assert all(re.fullmatch(NUMBER, cell) for cell in [*cells[2:5], *cells[6:9], cells[13]]), row
     assert re.fullmatch(rf"{NUMBER} / {NUMBER}", cells[9]), row
-    assert cells[11] == "1", row  # the build after the upload read only the uploaded sheet
-    assert re.fullmatch(rf"{NUMBER} \({NUMBER} / {NUMBER}\)", cells[13]), row
-    assert "- 2k: one uploaded sheet published" in completed.stdout
+    share = rf"{NUMBER} \({NUMBER} / {NUMBER}\)"
+    assert all(re.fullmatch(share, cells[index]) for index in (10, 14, 15)), row
+    assert re.fullmatch(rf"-?{NUMBER} / {NUMBER} \((intake|sensor)\)", cells[11]), row
+    assert cells[12] == "1", row  # the build after the upload read only the uploaded sheet
+    assert re.fullmatch(rf"{share}, {NUMBER} with Dagster", cells[16]), row
+    assert "2k: one uploaded sheet published in" in completed.stdout
+    assert "the run started" in completed.stdout and "ask steps" in completed.stdout
 
 
 def test_a_tiny_build_benchmark_measures_the_baseline_and_each_build(tmp_path: Path):

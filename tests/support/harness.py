@@ -287,12 +287,15 @@ def dagster_daemon(env: dict[str, str], log: Path) -> Iterator[subprocess.Popen]
 
 
 @contextmanager
-def dagster_dev(env: dict[str, str], log: Path, seconds: float = 300) -> Iterator[str]:
+def dagster_webserver(env: dict[str, str], log: Path, daemon: bool = True, seconds: float = 300) -> Iterator[str]:
     """`dagster dev` as `make dev` runs it, the webserver on a free loopback port and the daemon
-    beside it; yields the webserver's URL once it answers with the pipeline's code loaded (its
+    beside it (with ``daemon=False``, `dagster-webserver` alone: runs it launches wait on the
+    queue); yields the webserver's URL once it answers with the pipeline's code loaded (its
     intake sensor found, as the intake looks for it)."""
     port = free_port()
-    with dagster_process(["dagster", "dev", "-h", "127.0.0.1", "-p", str(port)], env, log) as process:
+    address = ["-h", "127.0.0.1", "-p", str(port)]
+    command = ["dagster", "dev", *address] if daemon else ["dagster-webserver", *address]
+    with dagster_process(command, env, log) as process:
         url = f"http://127.0.0.1:{port}"
         deadline = time.monotonic() + seconds
         while True:
@@ -302,7 +305,7 @@ def dagster_dev(env: dict[str, str], log: Path, seconds: float = 300) -> Iterato
             except DagsterUnavailable:
                 pass
             if time.monotonic() > deadline or process.poll() is not None:
-                raise RuntimeError(f"dagster dev did not start:\n{log.read_text()[-3000:]}")
+                raise RuntimeError(f"{' '.join(command)} did not start:\n{log.read_text()[-3000:]}")
             time.sleep(0.5)
         yield url
 
