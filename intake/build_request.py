@@ -185,7 +185,8 @@ def launch_requested_build(url: str, state: str) -> BuildOutcome:
 
 def request_build(store: IntakeStore, dagster_url: str | None) -> BuildOutcome:
     """Ask Dagster at ``dagster_url`` to build what ``store`` has unpublished, and record the
-    run on those receipts. Never raises for Dagster's sake: the sensor is there to catch up."""
+    run on those receipts. Never raises for Dagster's sake (an accepted sheet is never answered
+    with an error): the sensor is there to catch up."""
     if dagster_url is None:
         return BuildOutcome(None, "REUSE_DATA_DAGSTER_URL is off: the sensor's next tick starts the build")
     pending = store.unpublished()
@@ -194,6 +195,9 @@ def request_build(store: IntakeStore, dagster_url: str | None) -> BuildOutcome:
         outcome = launch_requested_build(dagster_url, unpublished_state(pending))
     except DagsterUnavailable as error:
         outcome = BuildOutcome(None, f"{error}; the sensor's next tick starts the build")
+    except (KeyError, TypeError, ValueError) as error:  # a reply of another shape (another Dagster version)
+        said = f"Dagster at {dagster_url} answered in a shape this intake does not know ({error!r})"
+        outcome = BuildOutcome(None, f"{said}; the sensor's next tick starts the build")
     if outcome.run_id is not None:
         store.record_build(pending, outcome.run_id, requested_at, started_at=None)
     return outcome

@@ -162,6 +162,26 @@ def test_the_same_bytes_again_get_the_same_receipt_and_nothing_twice(intake: Ser
     assert not os.access(archived, os.W_OK) or os.geteuid() == 0
 
 
+def test_a_sheet_is_accepted_whatever_answers_at_the_dagster_address(demo_home: Path, tmp_path):
+    """Nothing listening there, or a server that is not Dagster: the upload gets its 201 all the
+    same, with no build named, and the intake's log says why no build was launched (the sensor
+    starts it)."""
+    home = copy_home(demo_home, tmp_path / "home")
+    token = IntakeStore(home).add_tester(TESTER)
+    with serving(home) as not_dagster:
+        addresses = {
+            "nothing": f"http://127.0.0.1:{free_port()}",
+            "not-dagster": f"http://127.0.0.1:{not_dagster.port}",
+        }
+        for number, (what, url) in enumerate(addresses.items()):
+            log = tmp_path / f"intake-{what}.log"
+            environ = {"REUSE_DATA_DAGSTER_URL": url}
+            with serving(home, command="intake", ready="/", environ=environ, log=log) as intake:
+                accepted = upload(intake, sheet(good_row(reading=f"1{number}.5")), token)
+            assert accepted.status == 201 and accepted.json()["build"] is None, accepted.body
+            assert "no build launched" in log.read_text() and url in log.read_text(), log.read_text()[-2000:]
+
+
 def test_size_and_type_limits(intake: Server, tokens):
     too_big = sheet(*[good_row(sample=n, reading="12.5") for n in range(1, 2000)])
     assert len(too_big) > MAX_BYTES
