@@ -6,7 +6,7 @@ import dataclasses
 import datetime as dt
 
 from intake.going_live import BENCH_BUILD, SENSOR_TICK, going_live
-from intake.store import Receipt
+from intake.store import Build, Receipt
 
 RECEIVED = dt.datetime(2026, 12, 7, 9, 30, tzinfo=dt.UTC)
 EXPECTED = RECEIVED + SENSOR_TICK + BENCH_BUILD
@@ -54,3 +54,14 @@ def test_a_published_receipt_promises_nothing_more():
         "overdue": False,
         "message": "Live in the newest published release.",
     }
+
+
+def test_once_its_build_is_launched_the_receipt_names_it_and_counts_from_its_start():
+    queued = dataclasses.replace(ACCEPTED, build=Build("5c0e-run", "2026-12-07T09:30:01Z", None))
+    told = going_live(queued, RECEIVED + dt.timedelta(seconds=2))
+    assert told["expected_by"] == "2026-12-07T09:32:05Z"  # not started yet: counted from the upload
+    assert "Dagster run 5c0e-run) is launched" in told["message"]
+    started = dataclasses.replace(ACCEPTED, build=Build("5c0e-run", "2026-12-07T09:30:01Z", "2026-12-07T09:41:00Z"))
+    told = going_live(started, dt.datetime(2026, 12, 7, 9, 42, tzinfo=dt.UTC))
+    assert told["expected_by"] == "2026-12-07T09:43:00Z" and told["overdue"] is False  # a build after its start
+    assert "Dagster run 5c0e-run) started at 2026-12-07 09:41 UTC" in told["message"]
