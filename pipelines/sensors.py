@@ -1,6 +1,9 @@
 """The intake sensor: a sheet accepted (or withdrawn) at the intake starts a build that publishes it.
 
 That build materialises only the bench readings and what depends on them (``intake_build_selection``).
+The intake itself has this sensor evaluated through Dagster's webserver the moment it accepts a
+sheet, and launches the run it asks for (``intake.build_request``); the sensor's own ticks are
+the safety net, and they skip while that run is in flight.
 
 The sensor asks the intake store which receipts the newest published snapshot does not hold
 yet in their current status. As long as any remain (a crash after a sheet was accepted, a
