@@ -66,7 +66,7 @@ from intake.store import IntakeStore
 from pipelines.build import latest_materialization_metadata
 from pipelines.project import DBT_STEP
 from release.local_store import current_version, snapshot_path
-from tests.support.harness import dagster_webserver, home_environment, home_layout, measured_run, serving
+from tests.support.harness import dagster_webserver, home_environment, home_layout, measured_run, serving, wait_for
 
 READINGS_PER_PRODUCT = 100
 SEED = 2026
@@ -179,14 +179,6 @@ def one_new_sheet(snapshot: Path, folder: Path) -> tuple[Path, str]:
     return path, tester
 
 
-def wait_until(done: Callable[[], bool], log: Path, seconds: float, what: str) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():
-        if time.monotonic() > deadline:
-            raise RuntimeError(f"no {what} within {seconds:.0f} s; Dagster said:\n{log.read_text()[-3000:]}")
-        time.sleep(0.1)
-
-
 @dataclass
 class SheetRun:
     """One uploaded sheet, from the upload to its release."""
@@ -217,11 +209,13 @@ def upload_published_through_dagster(home: Path, env: dict[str, str], sheet: Pat
             done = subprocess.run([*upload, "--json"], env=env, cwd=PROJECT_ROOT, check=True, capture_output=True)
             upload_s = time.perf_counter() - started
             receipt, store = json.loads(done.stdout)["id"], IntakeStore(home)
-            wait_until(lambda: store.receipt(receipt).published, log, 900, "published snapshot with the sheet")
+            published = "a published snapshot with the sheet"
+            wait_for(published, lambda: store.receipt(receipt).published, 900, log, poll=0.1)
             published_s = time.perf_counter() - started
             # The run goes on a moment after the receipt is marked (the asset's metadata): let it end.
             version = current_version(home_layout(home).snapshots_dir)
-            wait_until(lambda: last_publish(home).get("version") == version, log, 60, "end of the publish run")
+            ended = "the end of the publish run"
+            wait_for(ended, lambda: last_publish(home).get("version") == version, 60, log, poll=0.1)
     run = last_run(home)
     requested_by = run.tags.get(REQUESTED_BY_TAG, "sensor")
     return SheetRun(published_s, upload_s, run.created_time - started_wall, run.start_time - started_wall, requested_by)

@@ -37,6 +37,7 @@ from tests.support.harness import (
     home_layout,
     running,
     serving,
+    wait_for,
 )
 from tests.support.intake_sheets import SLOT, TESTER, good_row, sheet, upload
 
@@ -471,13 +472,6 @@ def test_under_the_dagster_daemon_an_upload_goes_live_without_anyone_asking(demo
     assert build is not None and build.started_at is not None and build.requested_at <= build.started_at
 
 
-def wait_for(done, what: str, log: Path, seconds: float = 300) -> None:
-    deadline = time.monotonic() + seconds
-    while not done():
-        assert time.monotonic() < deadline, f"no {what} within {seconds:.0f} s:\n{log.read_text()[-4000:]}"
-        time.sleep(0.5)
-
-
 def test_an_accepted_sheet_asks_dagster_for_its_build_at_once(demo_home: Path, tmp_path):
     """The intake beside Dagster's webserver: the upload itself launches the build, through
     Dagster's GraphQL API, and the receipt names the run; an intake over another home pointed at
@@ -499,7 +493,7 @@ def test_an_accepted_sheet_asks_dagster_for_its_build_at_once(demo_home: Path, t
             assert build is not None and build["started_at"] is None, build  # on the queue: no daemon yet
             assert f"Dagster run {build['run_id']}" in accepted.json()["going_live"]["message"]
             with dagster_daemon(env, daemon_log := tmp_path / "daemon.log"):
-                wait_for(lambda: IntakeStore(home).receipt(receipt).published, "published sheet", daemon_log)
+                wait_for("the sheet published", lambda: IntakeStore(home).receipt(receipt).published, 300, daemon_log)
             seen = intake.get(f"/api/intake/receipts/{receipt}", bearer(token)).json()
     assert seen["build"]["run_id"] == build["run_id"] and seen["build"]["started_at"] >= build["requested_at"]
     assert IntakeStore(other).receipts()[0].build is None

@@ -19,11 +19,9 @@ import json
 import re
 import subprocess
 import sys
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
 from urllib.parse import urlsplit
 
 import pytest
@@ -33,14 +31,13 @@ from intake.store import IntakeStore
 from pipelines.build import DAGSTER_POSTGRES_URL_VARIABLE
 from pipelines.build_lock import BuildHolder, one_build_at_a_time
 from tests.conftest import PROJECT_ROOT
-from tests.support.harness import copy_home, dagster_daemon, home_environment, home_layout, serving
+from tests.support.harness import copy_home, dagster_daemon, home_environment, home_layout, serving, wait_for
 from tests.support.intake_sheets import TESTER, good_row, sheet, upload
 
 PUBLISHED = AssetKey(["published", "snapshot"])
 FINISHED = {DagsterRunStatus.SUCCESS, DagsterRunStatus.FAILURE, DagsterRunStatus.CANCELED}
 THIS_TEST = BuildHolder.starting_now("held-by-the-test", "the test")
 WAITING = "is already running; waiting for it to finish"
-T = TypeVar("T")
 
 
 @dataclass
@@ -50,16 +47,6 @@ class Deployment:
     password: str
     run_ids: dict[str, str]  # how the build was started -> its run
     daemon_log: Path
-
-
-def wait_for(what: str, condition: Callable[[], T | None], seconds: float, log: Path) -> T:
-    """What ``condition`` returns once it returns something (polled), failing past ``seconds``."""
-    deadline = time.monotonic() + seconds
-    while not (outcome := condition()):
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} did not happen within {seconds:.0f} s; the daemon said:\n{log.read_text()[-4000:]}")
-        time.sleep(0.5)
-    return outcome
 
 
 def log_messages(instance: DagsterInstance, run_id: str) -> list[str]:

@@ -21,10 +21,11 @@ import tempfile
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
 import duckdb
 
@@ -261,6 +262,21 @@ def serving(
     argv = [sys.executable, "-m", "reuse_data.cli", command, "--port", str(port), *extra_args]
     with running(argv, port, ready, env, log) as process:
         yield Server(port, home, process, log)
+
+
+T = TypeVar("T")
+
+
+def wait_for(what: str, condition: Callable[[], T], seconds: float, log: Path, poll: float = 0.5) -> T:
+    """What ``condition`` returns once it returns something (polled every ``poll`` s); past
+    ``seconds``, RuntimeError with the end of ``log``, what the process that should have done it said."""
+    deadline = time.monotonic() + seconds
+    while not (outcome := condition()):
+        if time.monotonic() > deadline:
+            said = log.read_text()[-4000:]
+            raise RuntimeError(f"{what} did not happen within {seconds:.0f} s; its log said:\n{said}")
+        time.sleep(poll)
+    return outcome
 
 
 @contextmanager
