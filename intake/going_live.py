@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import datetime as dt
 
-from intake.store import Receipt
+from intake.store import Receipt, iso_utc
 
 SENSOR_TICK = dt.timedelta(seconds=5)
 """How soon the sensor sees a change: dagster-daemon evaluates sensors on a 5 s loop at best."""
@@ -58,7 +58,7 @@ def going_live(receipt: Receipt, now: dt.datetime) -> dict[str, object]:
         live = "Withdrawn from" if receipt.status == "withdrawn" else "Live in"
         return {"expected_by": None, "overdue": False, "message": f"{live} the newest published release."}
     expected = expected_live(receipt)
-    iso = expected.astimezone(dt.UTC).isoformat(timespec="seconds").replace("+00:00", "Z")
+    iso = iso_utc(expected)
     if now <= expected:
         message = (
             f"{what} goes live with the next build, expected by {_when(expected)}: {build_said(receipt)}, and a "
