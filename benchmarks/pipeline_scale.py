@@ -63,6 +63,8 @@ from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from inputs.bench_sheets import SHEET_COLUMNS, csv_separator
 from intake.build_request import REQUESTED_BY_TAG
 from intake.store import IntakeStore
+from pipelines.assets.ask_inputs import ask_inputs
+from pipelines.assets.publish import PUBLISH_STEP
 from pipelines.build import latest_materialization_metadata
 from pipelines.project import DBT_STEP
 from release.local_store import current_version, snapshot_path
@@ -243,11 +245,13 @@ class RunTimes:
     tags: dict[str, str]
 
 
+ASK_GATE_STEP = ask_inputs.op.name
 # Which steps of a run are which part of the pipeline, by step key.
 STEP_KINDS: dict[str, Callable[[str], bool]] = {
-    "ask": lambda key: "ask" in key,
+    "ask": lambda key: "ask" in key and key != ASK_GATE_STEP,
+    "ask gate": lambda key: key == ASK_GATE_STEP,  # finds whether an ask step has work to do
     "dbt": lambda key: key == DBT_STEP,
-    "publish": lambda key: key == "__".join(PUBLISH_ASSET),
+    "publish": lambda key: key == f"{'__'.join(PUBLISH_ASSET)}.{PUBLISH_STEP}",
 }
 
 
@@ -260,8 +264,12 @@ def last_run(home: Path) -> RunTimes:
         run = record.dagster_run
         stats = instance.get_run_stats(run.run_id)
         steps = instance.get_run_step_stats(run.run_id)
-    step_seconds = {
-        kind: sum(step.end_time - step.start_time for step in steps if is_kind(step.step_key) and step.end_time)
+    step_seconds = {  # a skipped step never started: it took no time
+        kind: sum(
+            step.end_time - step.start_time
+            for step in steps
+            if is_kind(step.step_key) and step.start_time and step.end_time
+        )
         for kind, is_kind in STEP_KINDS.items()
     }
     created = record.create_timestamp.timestamp()
@@ -386,6 +394,7 @@ REPORT_COLUMNS: tuple[tuple[str, Callable[[ScaleRun, ScaleRun | None], object]],
     ),
     ("sheet: sheets re-read", lambda run, _: run.sheets_read),
     ("sheet: ask steps (s)", lambda run, _: f"{run.sheet_build.step_seconds['ask']:.1f}"),
+    ("sheet: ask gate (s)", lambda run, _: f"{run.sheet_build.step_seconds['ask gate']:.1f}"),
     (
         "sheet: dbt / cold dbt (s)",
         lambda run, _: _beside(run.sheet_build.step_seconds["dbt"], run.cold.step_seconds["dbt"]),
@@ -442,7 +451,11 @@ def verdicts(runs: list[ScaleRun]) -> str:
             f"(at most {RUN_START_TARGET_S:.0f} s after its acceptance); it was launched, by the "
             f"{largest.sheet.requested_by}, {largest.sheet.run_created_s:.1f} s after the upload began",
         ),
-        line(ask_s == 0, f"{label}: the sheet's build spent {ask_s:.1f} s on ask steps (target 0)"),
+        line(
+            ask_s == 0,
+            f"{label}: the sheet's build spent {ask_s:.1f} s on ask steps (target 0), after "
+            f"{largest.sheet_build.step_seconds['ask gate']:.1f} s finding whether they had work to do",
+        ),
         line(
             dbt_share <= SHEET_DBT_SHARE_TARGET,
             f"{label}: the sheet's dbt step took {dbt_share:.2f} of the cold build's "

@@ -14,6 +14,7 @@ from foundations.settings import Settings, load_settings
 from pipelines.assets.ask_decision import ask_decision
 from pipelines.assets.ask_encoder import ask_encoder
 from pipelines.assets.ask_index import ask_lexical_index
+from pipelines.assets.ask_inputs import ask_inputs
 from pipelines.assets.ask_uncovered import ask_uncovered_vectors
 from pipelines.assets.ask_vectors import ask_entry_vectors
 from pipelines.assets.asked_questions import raw_asked_questions, unanswered_questions_report
@@ -35,6 +36,7 @@ def build_definitions(settings: Settings, report: Callable[[str], None] = print)
         assets=[
             *ingest_assets,
             dbt_models_asset(project),
+            ask_inputs,
             ask_encoder,
             ask_lexical_index,
             ask_entry_vectors,

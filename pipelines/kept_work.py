@@ -33,6 +33,11 @@ def keyed_result(
     )
 
 
+def say_kept(log: Callable[[str], None], what: str, key: str) -> None:
+    """The log line of work kept: what, and the key it was made from."""
+    log(f"kept {what}: made from the same inputs before (key {key[:SHOWN_KEY]})")
+
+
 def kept(
     log: Callable[[str], None],
     what: str,
@@ -42,5 +47,5 @@ def kept(
 ) -> list[MaterializeResult]:
     """The results of work skipped because its inputs are unchanged: one per asset it makes
     (``asset_keys``; one result for the asset running when None), and the log line."""
-    log(f"kept {what}: made from the same inputs before (key {key[:SHOWN_KEY]})")
+    say_kept(log, what, key)
     return [keyed_result(key, True, metadata, asset_key) for asset_key in (asset_keys or [None])]

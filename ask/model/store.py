@@ -128,6 +128,13 @@ class ModelStore:
     def training(self, key: str) -> TrainedModel | None:
         return TrainedModel.read(self.folder / "trainings" / key)
 
+    def training_keys(self) -> list[str]:
+        """The keys of every training kept, sorted: what a build may choose its encoder from."""
+        folder = self.folder / "trainings"
+        if not folder.is_dir():
+            return []
+        return sorted(path.name for path in folder.iterdir() if (path / MANIFEST_FILE).is_file())
+
     def keep(self, trained: TrainedModel) -> None:
         trained.write(self.folder / "trainings" / trained.manifest["key"])
 

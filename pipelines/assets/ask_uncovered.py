@@ -7,23 +7,11 @@ about a product type next to the library's (an electric toothbrush beside the ba
 the no-match answer rather than the nearest entry's.
 """
 
-from dagster import AssetKey
-
-from ask.dense.embedding import UNCOVERED_TEXTS_SQL
-from ask.dense.encoder import DIMENSIONS
+from pipelines.ask_keys import UNCOVERED_VECTORS
 from pipelines.assets.ask_vectors import embedded_texts_asset
-from warehouse.contract import ASK_UNCOVERED_TOPICS_SEED, ASK_UNCOVERED_VECTORS_TABLE, MARTS_SCHEMA, SEEDS_SCHEMA
 
 ask_uncovered_vectors = embedded_texts_asset(
-    table=ASK_UNCOVERED_VECTORS_TABLE,
-    source=AssetKey([SEEDS_SCHEMA, ASK_UNCOVERED_TOPICS_SEED]),
-    description="The uncovered topics' questions embedded with the ask encoder: a question closer to one of "
-    "them than to any entry gets no answer.",
-    texts_sql=UNCOVERED_TEXTS_SQL,
-    table_sql=f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_UNCOVERED_VECTORS_TABLE} AS "
-    f"SELECT seed.topic, seed.kind, seed.language, incoming.sha256 AS question_sha256, "
-    f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
-    f"FROM {SEEDS_SCHEMA}.{ASK_UNCOVERED_TOPICS_SEED} AS seed "
-    f"JOIN incoming ON incoming.sha256 = sha256(seed.question) "
-    f"ORDER BY seed.topic, seed.language, incoming.sha256",
+    UNCOVERED_VECTORS,
+    "The uncovered topics' questions embedded with the ask encoder: a question closer to one of them than to "
+    "any entry gets no answer.",
 )

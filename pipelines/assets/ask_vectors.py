@@ -12,42 +12,34 @@ import numpy as np
 import pyarrow as pa
 from dagster import AssetExecutionContext, AssetKey, AssetsDefinition, MaterializeResult, asset
 
-from ask.dense.embedding import ENTRY_TEXTS_SQL, known_vectors
+from ask.dense.embedding import known_vectors
 from ask.dense.encoder import DIMENSIONS
 from ask.engine import encoder_of
 from ask.model.store import ModelStore
-from foundations.content_keys import value_key
+from pipelines.ask_keys import ENTRY_VECTORS, EmbeddedTexts, encoder_model_id
 from pipelines.kept_work import kept, keyed_result
 from pipelines.resources import SettingsResource, WarehouseResource
-from warehouse.contract import ASK_ENCODER_TABLE, ASK_TEXTS_TABLE, ASK_VECTORS_TABLE, MARTS_SCHEMA
+from warehouse.contract import ASK_ENCODER_TABLE, MARTS_SCHEMA
 from warehouse.relation_keys import RelationContents, held_key, hold_key
 
 
 def embed_into(
-    warehouse: WarehouseResource,
-    settings: SettingsResource,
-    texts_sql: str,
-    table_sql: str,
-    log: Callable[[str], None],
-    source: AssetKey,
-    table: str,
+    warehouse: WarehouseResource, settings: SettingsResource, made: EmbeddedTexts, log: Callable[[str], None]
 ) -> MaterializeResult:
-    """Embed the (sha256, text) rows ``texts_sql`` reads (from ``source``) with the encoder
-    ``marts.ask_encoder`` names (through the vector cache), then run ``table_sql``, which writes
-    ``marts.<table>`` from them as ``incoming`` (sha256, vector) and takes the model's id as its one
-    parameter. The asset's result: the model, how many distinct texts there were, how many were
-    embedded now and how many came from the cache. Kept as it is when the model and ``source``'s
-    rows are those it was made from (a tester's sheet that changes no text)."""
+    """Embed the texts ``made`` reads with the encoder ``marts.ask_encoder`` names (through the
+    vector cache) and write its table of them. The asset's result: the model, how many distinct
+    texts there were, how many were embedded now and how many came from the cache. Kept as it is
+    when the model and the source's rows are those it was made from (a tester's sheet that changes
+    no text)."""
     started = time.perf_counter()
     with warehouse.connect() as connection:
-        [(model_id,)] = connection.execute(f"SELECT model_id FROM {MARTS_SCHEMA}.{ASK_ENCODER_TABLE}").fetchall()
-        contents = RelationContents.of_default(connection)
-        key = value_key({"model": model_id, "texts": contents.key(*source.path), "table": table_sql})
-        if held_key(connection, MARTS_SCHEMA, table) == key:
-            [(rows,)] = connection.execute(f"SELECT count(*) FROM ({texts_sql})").fetchall()  # distinct texts
+        model_id = encoder_model_id(connection)
+        key = made.key(RelationContents.of_default(connection), model_id)
+        if held_key(connection, MARTS_SCHEMA, made.table) == key:
+            [(rows,)] = connection.execute(f"SELECT count(*) FROM ({made.texts_sql})").fetchall()  # distinct texts
             metadata = {"dagster/row_count": rows, "model": model_id, "embedded": 0, "cached": rows}  # as before
-            return kept(log, f"{MARTS_SCHEMA}.{table}", key, metadata)[0]
-        texts = dict(connection.execute(texts_sql).fetchall())
+            return kept(log, f"{MARTS_SCHEMA}.{made.table}", key, metadata)[0]
+        texts = dict(connection.execute(made.texts_sql).fetchall())
         encoder = encoder_of(connection, ModelStore(settings.settings.ask_models), MARTS_SCHEMA)
     config = settings.settings
     vectors, embedded = known_vectors(texts, encoder, config.inputs, config.embedding_cache, log)
@@ -61,8 +53,8 @@ def embed_into(
     )
     with warehouse.connect() as connection:
         connection.register("incoming", incoming)
-        connection.execute(table_sql, [encoder.model_id])
-        hold_key(connection, MARTS_SCHEMA, table, key)
+        connection.execute(made.table_sql, [encoder.model_id])
+        hold_key(connection, MARTS_SCHEMA, made.table, key)
     seconds = time.perf_counter() - started
     log(f"{len(hashes)} distinct texts: {embedded} embedded, {len(hashes) - embedded} cached ({seconds:.1f} s)")
     metadata = {
@@ -75,37 +67,28 @@ def embed_into(
     return keyed_result(key, False, metadata)
 
 
-def embedded_texts_asset(
-    *, table: str, source: AssetKey, description: str, texts_sql: str, table_sql: str
-) -> AssetsDefinition:
-    """The asset that writes ``marts.<table>`` from the texts ``source`` holds, embedded with the
-    ask encoder (``embed_into`` says what the two queries do). The entry texts and the uncovered
-    topics' questions are embedded the same way; only what is read and what is written differ."""
+def embedded_texts_asset(made: EmbeddedTexts, description: str) -> AssetsDefinition:
+    """The asset that writes ``made``'s table from the texts its source holds, embedded with the ask
+    encoder. The entry texts and the uncovered topics' questions are embedded the same way; only
+    what is read and what is written differ."""
 
     @asset(
-        key=AssetKey([MARTS_SCHEMA, table]),
+        key=AssetKey([MARTS_SCHEMA, made.table]),
         group_name="ask",
-        deps=[source, AssetKey([MARTS_SCHEMA, ASK_ENCODER_TABLE])],
+        deps=[AssetKey(list(made.source)), AssetKey([MARTS_SCHEMA, ASK_ENCODER_TABLE])],
         description=description,
         kinds={"python", "duckdb"},
     )
     def embedded_texts(
         context: AssetExecutionContext, warehouse: WarehouseResource, settings: SettingsResource
     ) -> MaterializeResult:
-        return embed_into(warehouse, settings, texts_sql, table_sql, context.log.info, source, table)
+        return embed_into(warehouse, settings, made, context.log.info)
 
     return embedded_texts
 
 
 ask_entry_vectors = embedded_texts_asset(
-    table=ASK_VECTORS_TABLE,
-    source=AssetKey([MARTS_SCHEMA, ASK_TEXTS_TABLE]),
-    description="Every ask text embedded with the ask encoder (only texts new to the vector cache are "
-    "embedded), written beside the marts for the snapshot.",
-    texts_sql=ENTRY_TEXTS_SQL,
-    table_sql=f"CREATE OR REPLACE TABLE {MARTS_SCHEMA}.{ASK_VECTORS_TABLE} AS "
-    f"SELECT texts.entry_id, texts.entry_kind, texts.field, texts.language, texts.text_sha256, "
-    f"incoming.vector::FLOAT[{DIMENSIONS}] AS vector, ? AS model "
-    f"FROM {MARTS_SCHEMA}.{ASK_TEXTS_TABLE} AS texts JOIN incoming ON incoming.sha256 = texts.text_sha256 "
-    f"ORDER BY texts.entry_kind DESC, texts.entry_id, texts.field, texts.language",
+    ENTRY_VECTORS,
+    "Every ask text embedded with the ask encoder (only texts new to the vector cache are embedded), written "
+    "beside the marts for the snapshot.",
 )

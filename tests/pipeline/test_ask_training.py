@@ -31,8 +31,10 @@ from ask.training.data import TrainingSet, training_set
 from ask.training.library import choose_encoder
 from foundations.settings import load_settings
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER, Split, load_questions
+from pipelines.ask_keys import ASK_INPUTS
 from pipelines.build import latest_materialization_metadata
 from pipelines.encoder_training import train_ask_encoder
+from pipelines.kept_work import SHOWN_KEY
 from pipelines.resources import SettingsResource
 from release.local_store import current_version
 from release.snapshot import load_snapshot
@@ -60,6 +62,7 @@ class Stage:
 
     output: str
     metadata: dict[str, dict[str, object]] = field(default_factory=dict)
+    steps: dict[str, str] = field(default_factory=dict)  # the build's steps: key -> status (SUCCESS, SKIPPED, …)
 
 
 @dataclass
@@ -75,9 +78,13 @@ class Training:
         result = run_cli("build", home=self.home, inputs=self.inputs, environ={**self.environ, **(environ or {})})
         assert result.returncode == 0, result.output[-4000:]
         dagster = self.home / "dagster"
-        return Stage(
-            result.output, {name: latest_materialization_metadata(dagster, ["marts", name]) for name in ASSETS}
-        )
+        metadata = {name: latest_materialization_metadata(dagster, ["marts", name]) for name in ASSETS}
+        metadata["inputs"] = latest_materialization_metadata(dagster, list(ASK_INPUTS.path))
+        with DagsterInstance.from_config(str(dagster)) as instance:
+            [record] = instance.get_run_records(limit=1)
+            stats = instance.get_run_step_stats(record.dagster_run.run_id)
+        steps = {step.step_key: step.status.value for step in stats}
+        return Stage(result.output, metadata, steps)
 
     def train(self, recipe: str) -> Stage:
         result = run_cli("ask", "train", "--recipe", recipe, home=self.home, inputs=self.inputs, environ=self.environ)
@@ -184,16 +191,18 @@ def tmp_models(training: Training) -> Path:
     return Path(training.environ["REUSE_DATA_ASK_MODELS"])
 
 
-def test_an_unchanged_library_embeds_and_fits_nothing(training: Training):
-    """The same inputs again: every ask step keeps what it made, with the key it was made from."""
-    again, shipped = training.stages["again"].metadata, training.stages["shipped"].metadata
-    assert again["ask_encoder"]["how"] == "shipped"
-    assert again["ask_vectors"]["embedded"] == 0
-    for step in ("ask_vectors", "ask_uncovered_vectors", ASK_LEXICON_TABLE, "ask_decision"):
-        assert again[step]["unchanged"] is True and again[step]["key"] == shipped[step]["key"], step
-    assert again["ask_vectors"]["dagster/row_count"] == shipped["ask_vectors"]["dagster/row_count"]
-    output = training.stages["again"].output
-    assert "kept the lexical index" in output and "kept marts.ask_vectors" in output and "kept the decision" in output
+def test_an_unchanged_library_runs_no_ask_step(training: Training):
+    """The same inputs again: the ask gate finds every ask table holding the key it was made from,
+    says so with each key, and no ask step runs; the publish runs all the same."""
+    again, shipped = training.stages["again"], training.stages["shipped"]
+    assert again.metadata["inputs"]["moved"] == "nothing"
+    for name in ASSETS:
+        key = str(shipped.metadata[name]["key"])
+        assert f"kept marts.{name}: made from the same inputs before (key {key[:SHOWN_KEY]})" in again.output, name
+        assert again.metadata[name] == shipped.metadata[name], name  # no materialisation since
+    ask_steps = {step: status for step, status in again.steps.items() if "ask" in step and step != "ask_inputs"}
+    assert len(ask_steps) == 5 and set(ask_steps.values()) == {"SKIPPED"}, ask_steps
+    assert again.steps["ask_inputs"] == again.steps["published__snapshot.publish"] == "SUCCESS"
 
 
 def test_a_sheet_that_changes_a_recommendations_figure_embeds_only_that_answer(training: Training):

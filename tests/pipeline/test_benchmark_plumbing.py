@@ -29,15 +29,16 @@ def test_a_tiny_pipeline_scale_run_reports_every_figure(tmp_path: Path):
     cells = [cell.strip() for cell in row.strip("|").split("|")]
     # readings, products, floor, build, build/floor, growth (none: one size), peak, snapshot,
     # release, first byte, the sheet's share of the cold build, its run launched / started,
-    # sheets re-read, its ask steps, its dbt and publish beside the cold build's, nothing changed
+    # sheets re-read, its ask steps and the ask gate, its dbt and publish beside the cold build's,
+    # nothing changed
     assert cells[:2] == ["2k", "20"] and cells[5] == "—", row
-    assert all(re.fullmatch(NUMBER, cell) for cell in [*cells[2:5], *cells[6:9], cells[13]]), row
+    assert all(re.fullmatch(NUMBER, cell) for cell in [*cells[2:5], *cells[6:9], *cells[13:15]]), row
     assert re.fullmatch(rf"{NUMBER} / {NUMBER}", cells[9]), row
     share = rf"{NUMBER} \({NUMBER} / {NUMBER}\)"
-    assert all(re.fullmatch(share, cells[index]) for index in (10, 14, 15)), row
+    assert all(re.fullmatch(share, cells[index]) for index in (10, 15, 16)), row
     assert re.fullmatch(rf"-?{NUMBER} / {NUMBER} \((intake|sensor)\)", cells[11]), row
     assert cells[12] == "1", row  # the build after the upload read only the uploaded sheet
-    assert re.fullmatch(rf"{share}, {NUMBER} with Dagster", cells[16]), row
+    assert re.fullmatch(rf"{share}, {NUMBER} with Dagster", cells[17]), row
     assert "2k: one uploaded sheet published in" in completed.stdout
     assert "the run started" in completed.stdout and "ask steps" in completed.stdout
 

@@ -6,6 +6,8 @@ import pytest
 from dagster import AssetKey
 
 from foundations.settings import load_settings
+from pipelines.ask_keys import ASK_INPUTS, ASK_WORK
+from pipelines.assets.publish import ASK_STEPS, PUBLISH_STEP
 from pipelines.project import dbt_project, manifest_is_stale, parsed_from, project_key, published_marts
 from warehouse.contract import ASK_TABLES
 
@@ -52,7 +54,27 @@ def test_publish_waits_for_every_published_mart(defs):
     marts = published()
     assert {"products", "bench_measurements", "published_columns"} <= set(marts)
     assert "ask_texts" not in marts and not any(name.startswith(("stg_", "int_")) for name in marts)
-    assert parents == {AssetKey(["marts", table]) for table in (*marts, *ASK_TABLES)}
+    assert parents == {ASK_INPUTS, *(AssetKey(["marts", table]) for table in (*marts, *ASK_TABLES))}
+
+
+def test_the_publish_waits_for_the_ask_steps_as_one_fan_in_that_the_gate_keeps_from_being_all_skipped(defs):
+    """The build's plan: every ask step follows ``ask/work``, which the gate materialises only when one
+    has work; the publish step fans in the ask tables with ``ask/inputs``, which the gate always
+    materialises, so that skipped ask steps leave the publish to run (decision 54)."""
+    from dagster._core.execution.api import create_execution_plan
+
+    plan = create_execution_plan(defs.resolve_job_def("build_and_publish"))
+    publish = plan.get_step_by_key(f"published__snapshot.{PUBLISH_STEP}")
+    fanned = {handle.step_key for handle in publish.step_input_named(ASK_STEPS).get_step_output_handle_dependencies()}
+    ask_steps = {f"marts__{table}" for table in ("ask_encoder", "ask_vectors", "ask_uncovered_vectors", "ask_decision")}
+    assert fanned == {"ask_inputs", "ask_lexical_index", *ask_steps}
+    graph = defs.resolve_asset_graph()
+
+    def ancestors(key: AssetKey) -> set[AssetKey]:
+        parents = graph.get(key).parent_keys
+        return set(parents).union(*(ancestors(parent) for parent in parents))
+
+    assert all(ASK_WORK in ancestors(AssetKey(["marts", table])) for table in ASK_TABLES)
 
 
 def test_dbt_tests_are_asset_checks(defs):

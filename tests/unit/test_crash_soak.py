@@ -20,7 +20,7 @@ def test_the_phase_follows_the_builds_progress_lines():
         "[   4.0s] ▸ dbt_models",
         "[  15.5s] ✓ staging/stg_answers",
         "[  22.5s] ▸ marts__answers_translations_complete",
-        "[  22.5s] ▸ published__snapshot",
+        "[  22.5s] ▸ published__snapshot.publish",
         "[  22.9s] ✓ published/snapshot",
     ]
     phases, phase = [], ""
