@@ -482,8 +482,9 @@ def test_a_missing_translation_fails_a_check_naming_the_entry_and_language(histo
 
 def test_the_ask_vectors_embed_only_what_the_vector_cache_has_not_seen(history: History, tmp_path: Path):
     dagster_home = history.home / "dagster"
-    unchanged = latest_materialization_metadata(dagster_home, ["marts", "ask_vectors"])
-    assert unchanged["embedded"] == 0 and unchanged["cached"] == unchanged["dagster/row_count"] > 1000  # all cached
+    # The demo built again: its texts are those embedded before, and the ask gate skips every ask step.
+    assert "kept marts.ask_vectors: made from the same inputs before" in history.outputs[1]
+    assert "Skipping step marts__ask_vectors" in history.outputs[1]
 
     english = '    en: "Is Reuse Lab Reviews sponsored by the brands it reviews?"\n'
     reworded = f"Do brands pay Reuse Lab Reviews for its reviews? ({uuid.uuid4().hex})"  # never seen before
