@@ -339,6 +339,9 @@ def run_size(folder: Path, measurements: int) -> ScaleRun:
     sheet_file, tester = one_new_sheet(published_snapshot(home), folder)
     sheet = upload_published_through_dagster(home, env, sheet_file, tester)
     print(f"{label}: one uploaded sheet published in {sheet.published_s:.1f} s", flush=True)
+    publish = last_publish(home)
+    stages = {name.removeprefix("seconds/"): value for name, value in publish.items() if name.startswith("seconds/")}
+    print(f"{label}: its publish, by stage: " + ", ".join(f"{k} {v:.1f} s" for k, v in stages.items()), flush=True)
     return ScaleRun(
         measurements=measurements,
         products=products,

@@ -9,9 +9,11 @@ rather than written again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import datetime as dt
-from collections.abc import Callable, Mapping
+import time
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -71,29 +73,67 @@ def publish_release(
         published_at += dt.timedelta(milliseconds=1)
         version = new_version(published_at)
     final = release_path(store, version)
+    timer = StageTimer()
     marts = BuildMarts.read(build_warehouse)
     previous = previous_release(store)
     with staged_release(store, version) as staging:
-        written = write_snapshot(
-            staging / SNAPSHOT_FILE,
-            build_warehouse,
-            marts,
-            previous,
-            [version, published_at, inputs_fingerprint],
-            memory_limit,
-        )
-        made_from = write_files(staging, staging / SNAPSHOT_FILE, previous, memory_limit)
-        files = describe_files(staging, previous, made_from)
-        shared = link_unchanged(staging, files, previous)
-        write_manifest(staging, version, marts.base_url, published_at.isoformat(), files)
+        with timer("snapshot"):
+            written = write_snapshot(
+                staging / SNAPSHOT_FILE,
+                build_warehouse,
+                marts,
+                previous,
+                [version, published_at, inputs_fingerprint],
+                memory_limit,
+            )
+        with timer("files"):
+            made_from = write_files(staging, staging / SNAPSHOT_FILE, previous, memory_limit)
+        with timer("hashing"):
+            files = describe_files(staging, previous, made_from)
+        with timer("manifest"):
+            shared = link_unchanged(staging, files, previous)
+            write_manifest(staging, version, marts.base_url, published_at.isoformat(), files)
+        timer.start("sealing")  # staged_release makes the folder read-only and moves it into place
+    timer.stop()
     if before_switch is not None:
         try:
-            before_switch(final)
+            with timer("upload"):
+                before_switch(final)
         except BaseException:
             remove_tree(final)
             raise
     point_current(store, version)
     prune(store, keep)
     return dataclasses.replace(
-        describe(store, version), kept_tables=written.kept, patched_tables=written.patched, shared_files=shared
+        describe(store, version),
+        kept_tables=written.kept,
+        patched_tables=written.patched,
+        shared_files=shared,
+        stage_seconds=timer.seconds,
     )
+
+
+class StageTimer:
+    """Seconds by stage of one publish, for its log: what a slow publish spent its time on."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._running: tuple[str, float] | None = None
+
+    def start(self, stage: str) -> None:
+        self.stop()
+        self._running = (stage, time.perf_counter())
+
+    def stop(self) -> None:
+        if self._running is not None:
+            stage, started = self._running
+            self.seconds[stage] = round(self.seconds.get(stage, 0.0) + time.perf_counter() - started, 2)
+            self._running = None
+
+    @contextlib.contextmanager
+    def __call__(self, stage: str) -> Iterator[None]:
+        self.start(stage)
+        try:
+            yield
+        finally:
+            self.stop()

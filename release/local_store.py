@@ -57,6 +57,8 @@ class SnapshotInfo:
     kept_tables: tuple[str, ...] = ()
     patched_tables: tuple[str, ...] = ()
     shared_files: tuple[str, ...] = ()
+    # Where its publish spent its time, stage by stage, in seconds (empty when only described).
+    stage_seconds: dict[str, float] = dataclasses.field(default_factory=dict)
 
 
 def new_version(now: dt.datetime) -> str:
