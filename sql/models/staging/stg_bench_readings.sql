@@ -4,8 +4,8 @@
 -- Unlike the other staging models this one is stored, and incrementally: it is the one that
 -- grows with the lab (millions of rows). A build recomputes only the slots (product, protocol)
 -- that a new, changed, removed or withdrawn sheet touches: delete+insert by slot replaces every
--- row of those slots, and the post-hook drops the rows of sheets no longer in the raw table
--- (a slot whose every sheet left). Deduplication partitions within a slot, so a slot's rows
+-- row of those slots, and the first post-hook drops the rows of sheets no longer in the raw table
+-- (a slot whose every sheet left); the second keeps the sheets staged (macros/staged_sheets.sql). Deduplication partitions within a slot, so a slot's rows
 -- depend on that slot's raw rows only. Every row of a slot carries the time the slot was last
 -- staged (`staged_at`), which tells int_slot_readings which slots to aggregate again. A change
 -- to the dbt project rebuilds it in full (the build passes --full-refresh when the project's
@@ -15,17 +15,20 @@
         materialized='incremental',
         incremental_strategy='delete+insert',
         unique_key=['product_slug', 'protocol_slug'],
-        post_hook="
-            delete from {{ this }} as held
-            where list_contains(
-                (select list(struct_pack(file := source_file, sha256 := source_sha256)) from (
-                    select distinct source_file, source_sha256 from {{ this }}
-                    except
-                    select distinct _source_file, _source_sha256 from {{ source('raw', 'bench_readings') }}
-                )),
-                struct_pack(file := held.source_file, sha256 := held.source_sha256)
-            )
-        ",
+        post_hook=[
+            "
+                delete from {{ this }} as held
+                where list_contains(
+                    (select list(struct_pack(file := source_file, sha256 := source_sha256)) from (
+                        select distinct source_file, source_sha256 from {{ this }}
+                        except
+                        select distinct _source_file, _source_sha256 from {{ source('raw', 'bench_readings') }}
+                    )),
+                    struct_pack(file := held.source_file, sha256 := held.source_sha256)
+                )
+            ",
+            "create or replace table {{ staged_sheets_relation(this) }} as {{ raw_bench_sheets() }}",
+        ],
     )
 }}
 
@@ -33,14 +36,21 @@
 -- looked up with list_contains over a one-off list rather than joined: DuckDB cannot know these
 -- lists are short and would hash the millions of readings instead (five times slower at 10M).
 {% if is_incremental() %}
+{% set staged_sheets = adapter.get_relation(
+    database=this.database, schema=this.schema, identifier=staged_sheets_relation(this).identifier
+) %}
 with raw_sheets as (
-    select distinct
-        _source_file as source_file, _source_sha256 as source_sha256, coalesce(_withdrawn, false) as withdrawn
-    from {{ source('raw', 'bench_readings') }}
+    {{ raw_bench_sheets() }}
 ),
 
+-- The sheets last staged (macros/staged_sheets.sql); a warehouse staged before they were kept
+-- reads them from the model's rows, once.
 held_sheets as (
+    {% if staged_sheets %}
+    select source_file, source_sha256, withdrawn from {{ staged_sheets }}
+    {% else %}
     select distinct source_file, source_sha256, withdrawn from {{ this }}
+    {% endif %}
 ),
 
 changed_sheets as materialized (
