@@ -17,4 +17,10 @@ def translated(value: Any, lang: str) -> str:
 
 def language_url(url: str, lang: str) -> str:
     """Where ``url`` is served in ``lang``: the default language at the address itself, any other with ``?lang=``."""
-    return url if lang == DEFAULT_LANGUAGE else f"{url}?lang={lang}"
+    return url + language_suffix(lang)
+
+
+def language_suffix(lang: str) -> str:
+    """What ``language_url`` adds to an address for ``lang``: the same for every address, so that a
+    sitemap of 100,000 pages works it out once a language."""
+    return "" if lang == DEFAULT_LANGUAGE else f"?lang={lang}"

@@ -23,7 +23,7 @@ from typing import Any, BinaryIO
 from xml.sax.saxutils import escape, quoteattr
 
 from public import documents
-from public.languages import language_url, translated
+from public.languages import language_suffix, translated
 from public.openapi import EXPLORE_PATH, OPERATIONS
 from release.folder import DOWNLOADS_DIR, SITEMAP_INDEX, SITEMAPS_DIR
 from release.snapshot import Snapshot
@@ -69,19 +69,36 @@ SITEMAP_PAGES_SQL = """
 """
 
 
-def url_entry(page: dict[str, Any], languages: list[dict[str, Any]]) -> bytes:
+def url_entry(page: dict[str, Any], alternates: list[tuple[str, str]]) -> bytes:
     """One ``<url>`` of a sitemap: the page's address, its lastmod when logged, and its language
-    alternates at the addresses the site serves them (``public.languages.language_url``)."""
+    alternates (``language_alternates``) at the addresses the site serves them.
+
+    An alternate's address is the page's with a suffix that holds no character XML escapes or
+    quotes (``public.languages.language_suffix``), so its quoted attribute is the page's quoted
+    address with the suffix inside the quotes: the address is escaped once, not once a language.
+    """
     url = page["canonical_url"]
+    quoted = quoteattr(url)
     parts = [f"<url><loc>{escape(url)}</loc>"]
     if page["changed_at"] is not None:
         parts.append(f"<lastmod>{documents.json_value(page['changed_at'])}</lastmod>")
-    for row in languages:
-        href = quoteattr(language_url(url, row["code"]))
-        parts.append(f'<xhtml:link rel="alternate" hreflang={quoteattr(row["hreflang"])} href={href}/>')
-    parts.append(f'<xhtml:link rel="alternate" hreflang="x-default" href={quoteattr(url)}/>')
+    for hreflang, suffix in alternates:
+        parts.append(f'<xhtml:link rel="alternate" hreflang={hreflang} href={quoted[:-1]}{suffix}{quoted[-1]}/>')
+    parts.append(f'<xhtml:link rel="alternate" hreflang="x-default" href={quoted}/>')
     parts.append("</url>\n")
     return "".join(parts).encode()
+
+
+def language_alternates(languages: list[dict[str, Any]]) -> list[tuple[str, str]]:
+    """Each language's ``hreflang`` as a quoted attribute, and the suffix its addresses carry
+    (``language_suffix``), which must need no escaping for ``url_entry``."""
+    alternates = []
+    for row in languages:
+        suffix = language_suffix(row["code"])
+        if quoteattr(suffix) != f'"{suffix}"':
+            raise ValueError(f"the language suffix {suffix!r} needs escaping in a sitemap")
+        alternates.append((quoteattr(row["hreflang"]), suffix))
+    return alternates
 
 
 class SitemapWriter:
@@ -141,12 +158,12 @@ def write_sitemaps(
     max_bytes: int = SITEMAP_MAX_BYTES,
 ) -> list[str]:
     """Write each section's sitemaps and the index naming them; the paths written, the index last."""
-    languages = snapshot.tables["languages"]
+    alternates = language_alternates(snapshot.tables["languages"])
     writers = {section: SitemapWriter(folder, section, max_urls, max_bytes) for section in sections}
     for page in snapshot.stream_query(SITEMAP_PAGES_SQL):
         writer = writers.get(page["section"])
         if writer is not None:  # pages outside the site's sections are not served
-            writer.add(url_entry(page, languages), page["changed_at"])
+            writer.add(url_entry(page, alternates), page["changed_at"])
     parts = [part for writer in writers.values() for part in writer.finish()]
     index = [XML_HEAD, b'<sitemapindex xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n']
     for path, newest in parts:

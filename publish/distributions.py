@@ -51,7 +51,7 @@ TEXT_FORMATS: dict[str, TextFiles] = {
 }
 # What DuckDB's COPY of the whole table writes is each file (a text file is put together from
 # parts written the same way). (The Parquet files' row group size is
-# ``publish.parquet_parts.PARQUET_ROW_GROUP_ROWS``.)
+# ``publish.parquet_parts.row_group_rows``.)
 COPY_OPTIONS = {"parquet": "FORMAT parquet, COMPRESSION zstd", "csv": "FORMAT csv, HEADER", "jsonl": "FORMAT json"}
 FORMAT_NAMES = {"parquet": "Parquet", "csv": "CSV", "jsonl": "JSON lines"}
 
