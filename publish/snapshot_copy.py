@@ -225,10 +225,25 @@ def patch_table(connection: duckdb.DuckDBPyConnection, table: str, source: str) 
     ).fetchall()
     if touched > PATCH_AT_MOST * max(rows, 1):
         return False
-    in_changed = f"EXISTS (SELECT 1 FROM changed_groups WHERE group_key IS NOT DISTINCT FROM row.{column}::VARCHAR)"
-    connection.execute(f'DELETE FROM main."{table}" AS row WHERE {in_changed}')
-    connection.execute(f'INSERT INTO main."{table}" SELECT * FROM {source} AS row WHERE {in_changed}')
-    record_groups(connection, table, "SELECT * FROM new_groups")
+    # The changed groups' keys as a constant list: DuckDB pushes the filter into the mart's view
+    # (the claims' view aggregates every reading: 1.9 s at 10M readings through a semi join, 0.05 s
+    # so). A null key, which no published table has, is matched through the join instead.
+    keys = [key for (key,) in connection.execute("SELECT group_key FROM changed_groups").fetchall()]
+    if None in keys:
+        in_changed, parameters = (
+            f"EXISTS (SELECT 1 FROM changed_groups WHERE group_key IS NOT DISTINCT FROM row.{column}::VARCHAR)",
+            None,
+        )
+    else:
+        in_changed, parameters = f"list_contains($keys, row.{column}::VARCHAR)", {"keys": keys}
+    connection.execute(f'DELETE FROM main."{table}" AS row WHERE {in_changed}', parameters)
+    connection.execute(f'INSERT INTO main."{table}" SELECT * FROM {source} AS row WHERE {in_changed}', parameters)
+    if recorded and parameters is not None:  # the changed groups' record alone (all 100,000: 0.6 s at 10M)
+        where = f"table_name = '{table}' AND list_contains($keys, group_key)"
+        connection.execute(f"DELETE FROM {SNAPSHOT_GROUPS_TABLE} WHERE {where}", parameters)
+        connection.execute(f"INSERT INTO {SNAPSHOT_GROUPS_TABLE} SELECT * FROM new_groups WHERE {where}", parameters)
+    else:
+        record_groups(connection, table, "SELECT * FROM new_groups")
     connection.execute("DROP TABLE changed_groups")
     connection.execute("DROP TABLE new_groups")
     return True

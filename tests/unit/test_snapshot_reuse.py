@@ -6,6 +6,7 @@ import os
 from pathlib import Path
 
 import duckdb
+import pytest
 
 from release.local_store import SNAPSHOT_FILE, open_snapshot, prune, table_keys, versions
 from release.manifest import read_manifest, verify
@@ -122,7 +123,12 @@ def with_large_products(build: Path) -> Path:
     return build
 
 
-def test_a_large_table_changed_in_a_few_products_is_patched_and_reads_as_if_written_whole(tmp_path: Path):
+@pytest.mark.parametrize("null_key", [False, True], ids=["products", "and-rows-of-no-product"])
+def test_a_large_table_changed_in_a_few_products_is_patched_and_reads_as_if_written_whole(
+    tmp_path: Path, null_key: bool
+):
+    """The changed products' keys filter the mart as a list; a row of no product is matched by a
+    join instead. Either way the snapshot, and its record of each product's rows, are a whole copy's."""
     build = with_large_products(make_build_warehouse(tmp_path / "build.duckdb", 1))
     store = tmp_path / "snapshots"
     publish_snapshot_alone(store, build, now=at(0))
@@ -130,7 +136,8 @@ def test_a_large_table_changed_in_a_few_products_is_patched_and_reads_as_if_writ
         connection.execute("UPDATE marts.products SET text = 'remeasured' WHERE product_slug = 'p7' AND n = 71")
         connection.execute("DELETE FROM marts.products WHERE product_slug = 'p8'")
         connection.execute("INSERT INTO marts.products VALUES (1, 'new', -1, 'a'), (1, 'new', -2, 'b')")
-        connection.execute("INSERT INTO marts.products VALUES (1, NULL, -3, 'without a product')")
+        if null_key:
+            connection.execute("INSERT INTO marts.products VALUES (1, NULL, -3, 'without a product')")
     patched = publish_snapshot_alone(store, build, now=at(1))
     whole = publish_snapshot_alone(tmp_path / "fresh", build, now=at(1))
     assert patched.patched_tables == ("products",) and whole.patched_tables == ()
@@ -146,6 +153,9 @@ def test_a_large_table_changed_in_a_few_products_is_patched_and_reads_as_if_writ
         assert table_keys(connection)["products"] != table_keys(connection)["claims"]
         with open_snapshot(whole.path / SNAPSHOT_FILE) as written:
             assert table_keys(connection) == table_keys(written)
+    assert every_row(patched.path / SNAPSHOT_FILE, SNAPSHOT_GROUPS_TABLE) == every_row(
+        whole.path / SNAPSHOT_FILE, SNAPSHOT_GROUPS_TABLE
+    )
     verify(patched.path, read_manifest(patched.path))
 
 
