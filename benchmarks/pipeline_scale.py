@@ -23,12 +23,14 @@ then in a fresh home:
   for the build as it accepts the sheet: seconds from the upload to the receipt being in a
   published snapshot, from the upload to the Dagster run's launch and to its start (and who
   launched the run), how many sheets that run read, and its ask, dbt and publish steps beside the cold
-  build's.
+  build's; up to ``REWRITE_COMPARED_UP_TO`` readings, whether the release the sheet made is the
+  release a whole rewrite makes of the same warehouse (``benchmarks.whole_rewrite``).
 
 Targets, each a ratio within one run (the machine is noisy): one sheet costs at most 0.15 of
 the cold build at 10M and 0.25 at 1M; its run starts at most 3 s after the upload is
 accepted; it spends nothing on ask steps; its dbt step costs at most 0.25 of the cold build's;
-a publish with nothing changed at most 0.05 of the cold publish. And growth near linear (10M
+a publish with nothing changed at most 0.05 of the cold publish; the sheet's release equals a
+whole rewrite (checked at 1M). And growth near linear (10M
 at most 12 times 1M), peak memory under 6 GB, first byte under 100 ms.
 
 Generated inputs are kept under ``$REUSE_DATA_HOME/bench/pipeline/`` and reused when their
@@ -58,6 +60,7 @@ from ask.model.store import MANIFEST_FILE
 from benchmarks import results
 from benchmarks.load import first_byte_ms
 from benchmarks.results import add_record_option, machine, markdown_table
+from benchmarks.whole_rewrite import Comparison, compare_with_whole_rewrite
 from foundations.settings import PROJECT_ROOT, load_settings
 from inputs.ask_inputs import SHIPPED_ENCODER_FOLDER
 from inputs.bench_sheets import SHEET_COLUMNS, csv_separator
@@ -78,6 +81,7 @@ GROWTH_TARGET, MEMORY_TARGET_MB, FIRST_BYTE_TARGET_MS = 12.0, 6144.0, 100.0
 SHEET_SHARE_TARGETS = {10_000_000: 0.15, 1_000_000: 0.25}  # one sheet, upload to published / the cold build
 SHEET_DBT_SHARE_TARGET = 0.25  # at 10M: the sheet's dbt step / the cold build's
 RUN_START_TARGET_S = 3.0  # from the upload's acceptance to the run's start
+REWRITE_COMPARED_UP_TO = 1_000_000  # readings: the sheet's release is compared with a whole rewrite up to this
 UNCHANGED_PUBLISH_SHARE_TARGET = 0.05  # a publish with nothing changed / the cold build's publish
 CLI = [sys.executable, "-m", "reuse_data.cli"]
 PUBLISH_ASSET = ["published", "snapshot"]
@@ -312,6 +316,9 @@ class ScaleRun:
     sheet: SheetRun  # one uploaded sheet, upload to release
     sheet_build: RunTimes  # the Dagster run that built it
     sheets_read: int  # how many sheets that run's ingest read
+    # The sheet's release against a whole rewrite of the same warehouse (None: not compared, past
+    # ``REWRITE_COMPARED_UP_TO`` readings, where a whole publish takes minutes).
+    rewrite: Comparison | None = None
 
 
 def run_size(folder: Path, measurements: int) -> ScaleRun:
@@ -359,7 +366,21 @@ def run_size(folder: Path, measurements: int) -> ScaleRun:
         sheet=sheet,
         sheet_build=last_run(home),
         sheets_read=last_build_sheets_read(home),
+        rewrite=rewritten(home, measurements),
     )
+
+
+def rewritten(home: Path, measurements: int) -> Comparison | None:
+    """The current release of ``home`` against a whole rewrite at the same moment, up to
+    ``REWRITE_COMPARED_UP_TO`` readings (said as it is compared)."""
+    if measurements > REWRITE_COMPARED_UP_TO:
+        return None
+    layout = home_layout(home)
+    release = published_snapshot(home).parent
+    comparison = compare_with_whole_rewrite(release, layout.warehouse_path, load_settings().duckdb_memory_limit)
+    said = f"{size_label(measurements)}: the sheet's release against a whole rewrite: {comparison.summary()}"
+    print(said, flush=True)
+    return comparison
 
 
 def snapshot_first_product(snapshot: Path) -> str:
@@ -406,6 +427,7 @@ REPORT_COLUMNS: tuple[tuple[str, Callable[[ScaleRun, ScaleRun | None], object]],
         "sheet: publish / cold publish (s)",
         lambda run, _: _beside(run.sheet_build.step_seconds["publish"], run.cold.step_seconds["publish"]),
     ),
+    ("sheet: release = a whole rewrite", lambda run, _: rewrite_cell(run.rewrite)),
     (
         "nothing changed: publish / cold publish (s)",
         lambda run, _: (
@@ -414,6 +436,13 @@ REPORT_COLUMNS: tuple[tuple[str, Callable[[ScaleRun, ScaleRun | None], object]],
         ),
     ),
 )
+
+
+def rewrite_cell(comparison: Comparison | None) -> str:
+    if comparison is None:
+        return "not compared"
+    same = f"{len(comparison.same_bytes)} same bytes, {len(comparison.same_rows)} same rows"
+    return same if not comparison.different else f"**no**: {len(comparison.different)} differ; {same}"
 
 
 def report(runs: list[ScaleRun]) -> str:
@@ -444,6 +473,10 @@ def verdicts(runs: list[ScaleRun]) -> str:
                 f"{size_label(size)}: one sheet, upload to published, {share:.2f} of the cold build (at most {target})"
             )
             lines.append(line(share <= target, said))
+    for run in runs:
+        if run.rewrite is not None:
+            said = f"{size_label(run.measurements)}: the sheet's release is a whole rewrite's: {run.rewrite.summary()}"
+            lines.append(line(not run.rewrite.different, said))
     dbt_share = largest.sheet_build.step_seconds["dbt"] / largest.cold.step_seconds["dbt"]
     unchanged_share = largest.unchanged_publish_s / largest.cold.step_seconds["publish"]
     ask_s = largest.sheet_build.step_seconds["ask"]

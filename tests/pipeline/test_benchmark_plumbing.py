@@ -30,7 +30,7 @@ def test_a_tiny_pipeline_scale_run_reports_every_figure(tmp_path: Path):
     # readings, products, floor, build, build/floor, growth (none: one size), peak, snapshot,
     # release, first byte, the sheet's share of the cold build, its run launched / started,
     # sheets re-read, its ask steps and the ask gate, its dbt and publish beside the cold build's,
-    # nothing changed
+    # the release against a whole rewrite, nothing changed
     assert cells[:2] == ["2k", "20"] and cells[5] == "—", row
     assert all(re.fullmatch(NUMBER, cell) for cell in [*cells[2:5], *cells[6:9], *cells[13:15]]), row
     assert re.fullmatch(rf"{NUMBER} / {NUMBER}", cells[9]), row
@@ -38,7 +38,9 @@ def test_a_tiny_pipeline_scale_run_reports_every_figure(tmp_path: Path):
     assert all(re.fullmatch(share, cells[index]) for index in (10, 15, 16)), row
     assert re.fullmatch(rf"-?{NUMBER} / {NUMBER} \((intake|sensor)\)", cells[11]), row
     assert cells[12] == "1", row  # the build after the upload read only the uploaded sheet
-    assert re.fullmatch(rf"{share}, {NUMBER} with Dagster", cells[17]), row
+    assert re.fullmatch(rf"{NUMBER} same bytes, {NUMBER} same rows", cells[17]), row  # none differs
+    assert re.fullmatch(rf"{share}, {NUMBER} with Dagster", cells[18]), row
+    assert "- met: 2k: the sheet's release is a whole rewrite's" in completed.stdout
     assert "2k: one uploaded sheet published in" in completed.stdout
     assert "the run started" in completed.stdout and "ask steps" in completed.stdout
 
