@@ -164,10 +164,9 @@ def write_collection(out: BinaryIO, snapshot: Snapshot, collection: Collection) 
     out.write(COLLECTION_TAIL)
 
 
-def write_full_text(out: BinaryIO, snapshot: Snapshot) -> None:
-    """llms-full.txt: every page as Markdown, separated by lines of ---."""
-    for number, row in enumerate(snapshot.stream("corpus_documents")):
-        out.write((b"\n\n---\n\n" if number else b"") + row["document"].encode())
+# llms-full.txt: every page as Markdown (``corpus_documents``, in its order), with a line of ---
+# between two (``publish.catalogue`` writes it in parts).
+FULL_TEXT_SEPARATOR = b"\n\n---\n\n"
 
 
 def change_items(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:

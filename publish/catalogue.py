@@ -19,7 +19,7 @@ from typing import Any, BinaryIO
 
 from public import documents, openapi
 from publish import crawler_files
-from publish.parted_files import PartedLayout, collection_parts, json_lines_parts
+from publish.parted_files import PartedLayout, collection_parts, full_text_parts, json_lines_parts
 from release.codecs import COPY_BYTES, ZSTD_LEVEL
 from release.folder import CAPABILITIES, CLAIMS, FULL_TEXT, LLMS, OPENAPI, PRESS_KIT, ROBOTS
 from release.snapshot import Snapshot
@@ -94,7 +94,17 @@ DOCUMENTS: dict[str, Document] = {
     # DuckDB writes a claim's columns (text, numbers, a date, lists of text) as documents.record
     # would, and ten million reading ids without a Python object each.
     CLAIMS: Document(parted=PartedLayout("claims", json_lines_parts), tables=("claims",)),
-    FULL_TEXT: Document(streamed(documents.write_full_text)),
+    # Every page's Markdown, in parts of about 512 pages: a sheet re-encodes its product's part.
+    FULL_TEXT: Document(
+        parted=PartedLayout(
+            "corpus_documents",
+            full_text_parts,
+            separator=documents.FULL_TEXT_SEPARATOR,
+            zstd_level=ZSTD_LEVEL,
+            columns=("document",),
+        ),
+        tables=("corpus_documents",),
+    ),
 }
 # Served at their own address like the documents above, but outside the API's contract: for crawlers.
 CRAWLER_DOCUMENTS: dict[str, Document] = {

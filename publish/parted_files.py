@@ -334,6 +334,15 @@ def csv_header(table: str, columns: tuple[str, ...], options: str) -> Callable[[
     return head
 
 
+def full_text_parts(parts: PartsToEncode) -> Iterator[bytes]:
+    """The parts of llms-full.txt: each part its pages' Markdown, a line of --- between two."""
+    if not parts.wanted:
+        return
+    pages = streamed_rows(parts.cursor, parts.query())
+    for count in parts.rows:
+        yield documents.FULL_TEXT_SEPARATOR.join(row["document"].encode() for row in itertools.islice(pages, count))
+
+
 def collection_parts(collection: documents.Collection) -> PartEncoder:
     """The parts of ``collection``'s items, each part its items joined by commas."""
 

@@ -33,7 +33,7 @@ from publish.catalogue import DOCUMENTS
 from publish.distributions import COPY_OPTIONS
 from publish.new_release import publish_release
 from publish.parted_files import PARTS_DIR, parts_index_path
-from release.folder import DATA_PACKAGE, DATASET, PAGE_ENVELOPE, PAGE_PATHS, Release
+from release.folder import DATA_PACKAGE, DATASET, FULL_TEXT, PAGE_ENVELOPE, PAGE_PATHS, Release
 from release.local_store import SNAPSHOT_FILE, current_version, open_snapshot, release_path
 from release.manifest import Manifest, read_manifest, verify
 from serve.api.routes_catalogue import FIXED_DOCUMENTS
@@ -338,8 +338,9 @@ def part_rows(release: Path, path: str) -> list[list[str]]:
 def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file(
     demo_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ):
-    """The claims, the products and the bench measurements' CSV and JSON lines, cut into parts of
-    about two products or measurements (the demo's catalogue in many parts): a publish after one
+    """The claims, the products, llms-full.txt and the bench measurements' CSV and JSON lines, cut
+    into parts of about two products, pages or measurements (the demo's catalogue in many parts): a
+    publish after one
     product changed encodes that product's parts alone, copies the others, plain and deflated,
     and its files are those of a whole rewrite (the bench files those of DuckDB's ``COPY`` of the
     whole, byte for byte); curl, pandas, polars and DuckDB read them, and their gzip copies, as one
@@ -357,7 +358,7 @@ def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file
     shutil.rmtree(store)  # a store of releases cut this way
     first = publish_release(store, warehouse)
     parted = sorted(parts_encoded(caplog))
-    assert parted == sorted(["api/public/claims.jsonl", "api/public/products.json", *bench])
+    assert parted == sorted(["api/public/claims.jsonl", "api/public/products.json", FULL_TEXT, *bench])
     parts = {path: len(np.load(first.path / parts_index_path(path))) for path in parted}
     assert all(count >= 10 for count in parts.values()), parts
     assert parts_encoded(caplog) == {path: (count, count) for path, count in parts.items()}  # nothing before: all
@@ -366,6 +367,10 @@ def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file
         [(product,)] = connection.execute("SELECT min(product_slug) FROM marts.claims").fetchall()
         connection.execute(
             "UPDATE marts.products SET product_name = product_name || ' (revised)' WHERE product_slug = $1", [product]
+        )
+        connection.execute(
+            "UPDATE marts.corpus_documents SET document = document || ' (revised)' WHERE path = $1",
+            [f"/products/{product}"],
         )
         connection.execute(
             "CREATE TABLE marts.revised_claims AS SELECT * REPLACE (CASE WHEN product_slug = $1 "
@@ -463,7 +468,16 @@ def test_a_parted_file_encodes_only_the_parts_that_changed_and_reads_as_one_file
     assert duckdb.sql(f"SELECT count(*) FROM read_json('{gzipped}')").fetchall() == [(len(claims),)]
     assert len(pandas.read_json(gzipped, lines=True)) == polars.read_ndjson(gzipped).height == len(claims)
     with serving(home) as server:
-        served = [("/api/public/claims.jsonl", claims_file), ("/api/public/products.json", products_file)]
+        full_text = second.path / FULL_TEXT
+        assert (
+            full_text.read_text().count(" (revised)") == 1
+            and gzip.decompress(Path(f"{full_text}.gz").read_bytes()) == full_text.read_bytes()
+        )
+        served = [
+            ("/api/public/claims.jsonl", claims_file),
+            ("/api/public/products.json", products_file),
+            (f"/{FULL_TEXT}", full_text),
+        ]
         for path, body in [*served, *((f"/{path}", second.path / path) for path in bench)]:
             for coding in ("gzip", "zstd"):
                 done = subprocess.run(
