@@ -11,8 +11,9 @@ releases file by file:
   than a rewrite cuts it: decision 46);
 - the snapshot must hold the same tables with the same rows (a table patched by row is the same
   rows in another DuckDB file);
-- the JSON documents that list files with their size and sha256 (the manifest, dataset.json,
-  datapackage.json) must say the same but for those of the files compared by rows.
+- the JSON documents that list files with their size and sha256 (dataset.json, datapackage.json,
+  the manifest) must say the same but for the sizes and digests of the files that differ by design
+  (the manifest is compared last: it also lists the digests of those documents).
 
 `make bench-scale` runs it on the release a sheet made, at every size up to 1M readings.
 """
@@ -31,7 +32,7 @@ import zstandard
 
 from publish.new_release import publish_release
 from release.local_store import SNAPSHOT_FILE, open_snapshot, sql_string
-from release.manifest import read_manifest
+from release.manifest import MANIFEST_FILE, read_manifest
 from warehouse.contract import SNAPSHOT_INFO_TABLE
 
 COMPARED_BY_ROWS = (".parquet", SNAPSHOT_FILE)  # files whose bytes may differ, their rows may not
@@ -70,30 +71,32 @@ def compare_with_whole_rewrite(release: Path, warehouse: Path, memory_limit: str
 
 
 def compare_releases(made: Path, whole: Path) -> Comparison:
-    """``made`` against ``whole`` (two release folders of one version), file by file."""
+    """``made`` against ``whole`` (two release folders of one version), file by file; the manifest
+    last, as it lists the others' digests."""
     comparison = Comparison()
     paths = sorted({file.relative_to(folder).as_posix() for folder in (made, whole) for file in files_of(folder)})
-    for path in paths:
+    for path in sorted(paths, key=lambda path: path == MANIFEST_FILE):
         a, b = made / path, whole / path
         if not (a.is_file() and b.is_file()):
             comparison.different.append(f"{path} (in one release only)")
         elif a.read_bytes() == b.read_bytes():
             comparison.same_bytes.append(path)
-        elif same_content(path, a, b):
+        elif same_content(path, a, b, set(comparison.same_rows)):
             comparison.same_rows.append(path)
         else:
             comparison.different.append(path)
     return comparison
 
 
-def same_content(path: str, a: Path, b: Path) -> bool:
+def same_content(path: str, a: Path, b: Path, unlike: set[str]) -> bool:
     """Whether two files whose bytes differ hold the same all the same: Parquet files and snapshots
-    the same rows, and JSON documents (the manifest, dataset.json, datapackage.json, their
-    compressed copies) the same values, but for the size and digest of each file compared by rows."""
+    the same rows, and JSON documents (dataset.json, datapackage.json, their compressed copies, the
+    manifest) the same values, but for the size and digest of each file compared by rows and of
+    each file in ``unlike`` (the same content in other bytes)."""
     if path.endswith(COMPARED_BY_ROWS):
         return same_rows(a, b)
     if path.endswith(JSON_DOCUMENTS):
-        return without_row_compared_digests(json_of(a)) == without_row_compared_digests(json_of(b))
+        return without_digests(json_of(a), unlike) == without_digests(json_of(b), unlike)
     return False
 
 
@@ -110,16 +113,17 @@ def json_of(path: Path) -> object:
     return json.loads(data)
 
 
-def without_row_compared_digests(value: object) -> object:
-    """``value`` with the size and digests of every entry that names a file compared by rows left out."""
+def without_digests(value: object, unlike: set[str]) -> object:
+    """``value`` with the size and digests left out of every entry that names a file compared by
+    rows (by a path or an address that ends with its name) or a file in ``unlike`` (by its path)."""
     if isinstance(value, list):
-        return [without_row_compared_digests(item) for item in value]
+        return [without_digests(item, unlike) for item in value]
     if not isinstance(value, dict):
         return value
-    names_one = any(isinstance(item, str) and item.endswith(COMPARED_BY_ROWS) for item in value.values())
-    return {
-        key: without_row_compared_digests(item) for key, item in value.items() if not (names_one and key in DIGESTS)
-    }
+    names_one = any(
+        isinstance(item, str) and (item.endswith(COMPARED_BY_ROWS) or item in unlike) for item in value.values()
+    )
+    return {key: without_digests(item, unlike) for key, item in value.items() if not (names_one and key in DIGESTS)}
 
 
 def files_of(folder: Path) -> list[Path]:
