@@ -74,8 +74,9 @@ def publish_release(
         version = new_version(published_at)
     final = release_path(store, version)
     timer = StageTimer()
-    marts = BuildMarts.read(build_warehouse)
-    previous = previous_release(store)
+    with timer("keys"):  # what each published mart holds, to keep or patch what the release before holds
+        marts = BuildMarts.read(build_warehouse)
+        previous = previous_release(store)
     with staged_release(store, version) as staging:
         with timer("snapshot"):
             written = write_snapshot(
