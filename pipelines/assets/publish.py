@@ -74,7 +74,7 @@ def publish(context: OpExecutionContext, warehouse: WarehouseResource, settings:
         f"{(info.size_bytes - shared_bytes) / 1e6:.1f} MB written, {len(info.shared_files)} files "
         f"({shared_bytes / 1e6:.1f} MB) and {len(info.kept_tables)} of {len(info.tables)} tables kept "
         f"from the release before, {len(info.patched_tables)} patched by row; "
-        + ", ".join(f"{stage} {seconds:.1f} s" for stage, seconds in info.stage_seconds.items())
+        + ", ".join(f"{stage} {spent:.1f} s" for stage, spent in info.stage_seconds.items())
     )
     # The intake's sensor stops asking for a build once each receipt's status is published.
     IntakeStore(resolved.home).mark_published(published_receipts(warehouse))
@@ -89,7 +89,7 @@ def publish(context: OpExecutionContext, warehouse: WarehouseResource, settings:
             "shared_files": len(info.shared_files),
             "kept_tables": len(info.kept_tables),
             "patched_tables": ", ".join(info.patched_tables),
-            **{f"seconds/{stage}": seconds for stage, seconds in info.stage_seconds.items()},
+            **{f"seconds/{stage}": spent for stage, spent in info.stage_seconds.items()},
             **{f"rows/{table}": count for table, count in info.row_counts.items()},
         }
     )
