@@ -10,6 +10,7 @@ import csv
 import json
 from pathlib import Path
 
+from warehouse.relation_keys import KEY_COMMENT
 from warehouse.test_scope import TEST_SCOPE_TABLE
 
 SEEDS_DIR = Path(__file__).resolve().parents[1] / "sql" / "seeds"
@@ -37,7 +38,13 @@ ASK_FALLBACK_NOTES: dict[str, str] = {row["language"]: row["note"] for row in se
 def dbt_vars(base_url: str) -> list[str]:
     """The variables of every dbt invocation, as its arguments: the public address every URL is
     made on, the languages every translated field carries (from their seed, so the list is
-    written once) and the table that says which rows the tests read (``warehouse.test_scope``).
+    written once), the table that says which rows the tests read (``warehouse.test_scope``) and
+    how a table's comment holds a key (``warehouse.relation_keys``).
     The same for the parse and each build, so a build's dbt parses only what changed."""
-    variables = {"base_url": base_url, "languages": list(LANGUAGES), "test_scope": TEST_SCOPE_TABLE}
+    variables = {
+        "base_url": base_url,
+        "languages": list(LANGUAGES),
+        "test_scope": TEST_SCOPE_TABLE,
+        "key_comment": KEY_COMMENT,
+    }
     return ["--vars", json.dumps(variables)]

@@ -37,6 +37,7 @@ from release.local_store import current_version, open_snapshot, snapshot_path, v
 from tests.conftest import PROJECT_ROOT, copy_demo, demo_build_output, run_cli
 from tests.support.harness import copy_home, edit_sheet_readings, start_build
 from warehouse.reference_data import dbt_vars
+from warehouse.relation_keys import held_key
 
 SEEDS = PROJECT_ROOT / "sql" / "seeds"
 EDITED_PRODUCT = "copperleaf-pouch-1000-ml"
@@ -325,6 +326,11 @@ def run_dbt(home: Path, *args: str) -> None:
     assert done.returncode == 0, done.stdout[-3000:]
 
 
+def staged_readings_key(warehouse: Path) -> str | None:
+    with duckdb.connect(str(warehouse), read_only=True) as connection:
+        return held_key(connection, "staging", "stg_bench_readings")
+
+
 def change_raw_sheets(warehouse: Path) -> dict[str, str]:
     """Remove one sheet and withdraw another (each the only sheet of some slot) and change a
     reading of a third, straight in the raw table, as ingest would record them."""
@@ -359,8 +365,16 @@ def test_incremental_models_equal_a_full_refresh(history: History, tmp_path: Pat
     shutil.copy(built, incremental)
     changes = change_raw_sheets(incremental)
     shutil.copy(incremental, full)
+    keys = [staged_readings_key(incremental)]
     run_dbt(homes["incremental"])
+    keys.append(staged_readings_key(incremental))
+    run_dbt(homes["incremental"])  # nothing changed since
+    keys.append(staged_readings_key(incremental))
     run_dbt(homes["full"], "--full-refresh")
+    keys.append(staged_readings_key(full))
+    # The staged readings hold the key of their rows (macros/held_keys.sql), which publish keys them
+    # by: it moves with every change of their rows and holds while they hold.
+    assert None not in keys and keys[1] == keys[2] and len({keys[0], keys[1], keys[3]}) == 3, keys
     with duckdb.connect(str(full)) as connection:
         connection.execute(f"ATTACH '{incremental}' AS incremental (READ_ONLY)")
         for model in INCREMENTAL_MODELS:

@@ -5,7 +5,9 @@
 -- grows with the lab (millions of rows). A build recomputes only the slots (product, protocol)
 -- that a new, changed, removed or withdrawn sheet touches: delete+insert by slot replaces every
 -- row of those slots, and the first post-hook drops the rows of sheets no longer in the raw table
--- (a slot whose every sheet left); the second keeps the sheets staged (macros/staged_sheets.sql). Deduplication partitions within a slot, so a slot's rows
+-- (a slot whose every sheet left); the second keeps the sheets staged (macros/staged_sheets.sql),
+-- and the last holds the key of the rows, which the pre-hook forgot (macros/held_keys.sql).
+-- Deduplication partitions within a slot, so a slot's rows
 -- depend on that slot's raw rows only. Every row of a slot carries the time the slot was last
 -- staged (`staged_at`), which tells int_slot_readings which slots to aggregate again. A change
 -- to the dbt project rebuilds it in full (the build passes --full-refresh when the project's
@@ -15,6 +17,7 @@
         materialized='incremental',
         incremental_strategy='delete+insert',
         unique_key=['product_slug', 'protocol_slug'],
+        pre_hook="{{ forget_held_key(this) }}",
         post_hook=[
             "
                 delete from {{ this }} as held
@@ -28,6 +31,7 @@
                 )
             ",
             "create or replace table {{ staged_sheets_relation(this) }} as {{ raw_bench_sheets() }}",
+            "{{ hold_staged_readings_key(this) }}",
         ],
     )
 }}
