@@ -1,5 +1,7 @@
 -- A product's public record and a hash of it: the snapshot watches the hash, so a product's
 -- changed_at moves only when something a client can see has changed.
+-- Incremental by product_slug (macros/changed_groups.sql): a sheet rewrites the rows it changed.
+{{ config(materialized='incremental', incremental_strategy='changed_groups', unique_key='product_slug', on_schema_change='fail') }}
 with records as (
     select
         products.product_slug,

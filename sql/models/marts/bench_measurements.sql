@@ -1,5 +1,8 @@
 -- Every planned bench slot, measured or not. An untested slot has value null and status
--- pending: it is never estimated. Rows are ordered for streaming: protocol, then product.
+-- pending: it is never estimated. Rows are numbered for streaming (protocol, then product), the
+-- order the snapshot stores them in.
+-- Incremental by measurement_id (macros/changed_groups.sql): a sheet rewrites the rows it changed.
+{{ config(materialized='incremental', incremental_strategy='changed_groups', unique_key='measurement_id', on_schema_change='fail') }}
 select
     slots.slot_id as measurement_id,
     slots.product_slug,

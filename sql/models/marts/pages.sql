@@ -1,5 +1,7 @@
 -- A structured record for every public page: the editorial items and one page per product.
 -- Each carries its canonical URL and the exact attribution string to print.
+-- Incremental by path (macros/changed_groups.sql): a sheet rewrites the rows it changed.
+{{ config(materialized='incremental', incremental_strategy='changed_groups', unique_key='path', on_schema_change='fail') }}
 with product_summaries as (
     select
         products.product_slug,

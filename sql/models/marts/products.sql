@@ -1,5 +1,7 @@
 -- The scored product catalogue. changed_at is when the product's public record last
 -- changed, taken from the record snapshot (a rebuild with unchanged inputs moves nothing).
+-- Incremental by product_slug (macros/changed_groups.sql): a sheet rewrites the rows it changed.
+{{ config(materialized='incremental', incremental_strategy='changed_groups', unique_key='product_slug', on_schema_change='fail') }}
 with current_versions as (
     select product_slug, dbt_valid_from as changed_at
     from {{ ref('product_record_history') }}
