@@ -170,7 +170,9 @@ def write_zstd(source: Path, target: Path, head_length: int = 0, level: int = ZS
     in one call): its first ``head_length`` bytes as raw blocks, then the blocks of the rest as
     zstd compresses it alone (at ``level``); where those begin."""
     size = source.stat().st_size
-    compressor = zstandard.ZstdCompressor(level=level)
+    # On every core: zstd's jobs are cut by size, not by thread, so the bytes are the same on any
+    # machine (checked for one to four threads), and a 187 MB products.json takes 0.8 s, not 1.7.
+    compressor = zstandard.ZstdCompressor(level=level, threads=-1)
     with source.open("rb") as plain, target.open("wb") as out:
         if not head_length:
             compressor.copy_stream(plain, out, size=size)

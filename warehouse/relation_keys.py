@@ -7,10 +7,11 @@ fitted before (``pipelines/assets/ask_decision.py``).
 
 A table a build makes in Python holds the key of what it was made from in its own comment
 (``hold_key``, ``held_key``): replaced or dropped, the table takes its key with it, so a key can
-never claim a table that is not there (``pipelines.kept_work``). The one table dbt changes in
-place, the staged readings, holds one too, forgotten before each change and held again after it
-(``sql/macros/held_keys.sql``). A table that holds a key is keyed by it, not by hashing its rows:
-ten million readings cost 2.3 s to hash, their held key nothing.
+never claim a table that is not there (``pipelines.kept_work``). The tables dbt changes in
+place, the staged readings and the slots aggregated from them, hold one too, forgotten before
+each change and held again after it (``sql/macros/held_keys.sql``). A table that holds a key
+is keyed by it, not by hashing its rows: ten million readings cost 2.3 s to hash, their held
+key nothing.
 """
 
 from __future__ import annotations

@@ -12,18 +12,18 @@
     {%- endif -%}
 {%- endmacro %}
 
-{#- The key of the staged readings: what changes whenever their rows can. A slot's rows are made
-    from its sheets alone, every one stamped with the moment it was staged, so the rows move only
-    with a sheet staged (its file and digest), a slot restaged (a new `staged_at`) or a left
-    sheet's rows deleted (the count); a change to the project restages every slot. DuckDB's
-    version is in it because `hash` may change with it. -#}
-{% macro hold_staged_readings_key(relation) -%}
+{#- The key of a table of staged rows (the staged readings, and the slots aggregated from them):
+    what changes whenever its rows can. Its rows are made from the sheets staged alone, each
+    stamped with the moment its slot was staged (`staged_at`), so they move only with a slot
+    restaged (a new `staged_at`) or a slot's rows deleted (the count), and, for the staged
+    readings, with a sheet staged (`sheets`: their file and digest); a change to the project
+    restages every slot. DuckDB's version is in it because `hash` may change with it. -#}
+{% macro hold_staged_rows_key(relation, sheets=none) -%}
     {%- if execute -%}
-        {%- set sheets = staged_sheets_relation(relation) -%}
         {%- set key_sql -%}
             select sha256(concat_ws(' ', '{{ relation.identifier }}', version(), count(*),
                 min(epoch_us(staged_at)), max(epoch_us(staged_at)), sum(epoch_us(staged_at)),
-                (select sum(hash(sheet)) from {{ sheets }} as sheet)))
+                {% if sheets %}(select sum(hash(sheet)) from {{ sheets }} as sheet){% else %}''{% endif %}))
             from {{ relation }}
         {%- endset -%}
         {%- set key = run_query(key_sql).columns[0].values()[0] -%}

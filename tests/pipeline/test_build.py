@@ -334,9 +334,13 @@ def run_dbt(home: Path, *args: str) -> None:
     assert done.returncode == 0, done.stdout[-3000:]
 
 
-def staged_readings_key(warehouse: Path) -> str | None:
+def staged_readings_key(warehouse: Path) -> tuple[str | None, str | None]:
+    """The keys the staged readings and the slots aggregated from them hold."""
     with duckdb.connect(str(warehouse), read_only=True) as connection:
-        return held_key(connection, "staging", "stg_bench_readings")
+        return (
+            held_key(connection, "staging", "stg_bench_readings"),
+            held_key(connection, "intermediate", "int_slot_readings"),
+        )
 
 
 def change_raw_sheets(warehouse: Path) -> dict[str, str]:
@@ -385,9 +389,10 @@ def test_incremental_models_equal_a_full_refresh(history: History, tmp_path: Pat
     keys.append(staged_readings_key(incremental))
     run_dbt(homes["full"], "--full-refresh")
     keys.append(staged_readings_key(full))
-    # The staged readings hold the key of their rows (macros/held_keys.sql), which publish keys them
-    # by: it moves with every change of their rows and holds while they hold.
-    assert None not in keys and keys[1] == keys[2] and len({keys[0], keys[1], keys[3]}) == 3, keys
+    # The staged readings and slots hold the keys of their rows (macros/held_keys.sql), which
+    # publish keys them by: each moves with every change of their rows and holds while they hold.
+    for held in zip(*keys, strict=True):
+        assert None not in held and held[1] == held[2] and len({held[0], held[1], held[3]}) == 3, keys
     with duckdb.connect(str(full)) as connection:
         connection.execute(f"ATTACH '{incremental}' AS incremental (READ_ONLY)")
         schemas = {model: "staging" if model.startswith("stg_") else "intermediate" for model in INCREMENTAL_MODELS}

@@ -4,20 +4,25 @@
 --
 -- Incremental, like stg_bench_readings under it: that model restages every row of a slot that
 -- a sheet touched, all with one `staged_at`, so the slots staged after the newest one held here
--- are exactly the slots to aggregate again (delete+insert by slot). The post-hook drops slots
--- whose every reading left the staging table.
+-- are exactly the slots to aggregate again (delete+insert by slot). The first post-hook drops
+-- slots whose every reading left the staging table; the last holds the key of the rows, which
+-- the pre-hook forgot (macros/held_keys.sql).
 {{
     config(
         materialized='incremental',
         incremental_strategy='delete+insert',
         unique_key=['product_slug', 'protocol_slug'],
-        post_hook="
-            delete from {{ this }} as held
-            where not exists (
-                select 1 from {{ ref('stg_bench_readings') }} as readings
-                where readings.product_slug = held.product_slug and readings.protocol_slug = held.protocol_slug
-            )
-        ",
+        pre_hook="{{ forget_held_key(this) }}",
+        post_hook=[
+            "
+                delete from {{ this }} as held
+                where not exists (
+                    select 1 from {{ ref('stg_bench_readings') }} as readings
+                    where readings.product_slug = held.product_slug and readings.protocol_slug = held.protocol_slug
+                )
+            ",
+            "{{ hold_staged_rows_key(this) }}",
+        ],
     )
 }}
 

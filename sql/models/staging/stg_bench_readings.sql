@@ -31,7 +31,7 @@
                 )
             ",
             "create or replace table {{ staged_sheets_relation(this) }} as {{ raw_bench_sheets() }}",
-            "{{ hold_staged_readings_key(this) }}",
+            "{{ hold_staged_rows_key(this, staged_sheets_relation(this)) }}",
         ],
     )
 }}
