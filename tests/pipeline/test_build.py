@@ -320,6 +320,7 @@ CHANGED_GROUP_MODELS = {
     "bench_measurements": ("marts", "measurement_id"),
     "products": ("marts", "product_slug"),
     "pages": ("marts", "path"),
+    "corpus_documents": ("marts", "path"),
 }
 
 

@@ -1,4 +1,6 @@
 -- The full-text corpus (llms-full.txt): every page as a plain-text document, in a stable order.
+-- Incremental by path (macros/changed_groups.sql): a sheet rewrites the rows it changed.
+{{ config(materialized='incremental', incremental_strategy='changed_groups', unique_key='path', on_schema_change='fail') }}
 select
     row_number() over (order by section, path) as position,
     path,
