@@ -335,7 +335,7 @@ def run_dbt(home: Path, *args: str) -> None:
     assert done.returncode == 0, done.stdout[-3000:]
 
 
-def staged_readings_key(warehouse: Path) -> tuple[str | None, str | None]:
+def held_staging_keys(warehouse: Path) -> tuple[str | None, str | None]:
     """The keys the staged readings and the slots aggregated from them hold."""
     with duckdb.connect(str(warehouse), read_only=True) as connection:
         return (
@@ -383,13 +383,13 @@ def test_incremental_models_equal_a_full_refresh(history: History, tmp_path: Pat
         model: stored_rows(incremental, f"{schema}.{model}", key)
         for model, (schema, key) in CHANGED_GROUP_MODELS.items()
     }
-    keys = [staged_readings_key(incremental)]
+    keys = [held_staging_keys(incremental)]
     run_dbt(homes["incremental"])
-    keys.append(staged_readings_key(incremental))
+    keys.append(held_staging_keys(incremental))
     run_dbt(homes["incremental"])  # nothing changed since
-    keys.append(staged_readings_key(incremental))
+    keys.append(held_staging_keys(incremental))
     run_dbt(homes["full"], "--full-refresh")
-    keys.append(staged_readings_key(full))
+    keys.append(held_staging_keys(full))
     # The staged readings and slots hold the keys of their rows (macros/held_keys.sql), which
     # publish keys them by: each moves with every change of their rows and holds while they hold.
     for held in zip(*keys, strict=True):
